@@ -1,0 +1,25 @@
+"""The oracle: the requirement catalogue, the profiles and the model of what the spec allows.
+
+Pure Python: no threads, no I/O, and nothing imported from the adapters, the
+suite or the reports.
+"""
+
+from .catalogue import CATALOGUE, Level, Requirement, for_profile, requirement
+from .model import Expectation, Model, PendingRead
+from .outcome import Violation
+from .profiles import get_profile
+from .state import Capabilities
+
+__all__ = [
+    "CATALOGUE",
+    "Capabilities",
+    "Expectation",
+    "Level",
+    "Model",
+    "PendingRead",
+    "Requirement",
+    "Violation",
+    "for_profile",
+    "get_profile",
+    "requirement",
+]

@@ -1,0 +1,880 @@
+"""The reference model: a profile's rules plus the memory model, step by step.
+
+Use::
+
+    m = Model("cann", Capabilities(devices=2))
+    m.add_symbol("g_u32", address, 4)
+    m.set_initial(0, "g_u32", b"...")           # what the backend holds now
+    exp = m.expect("memcpy_to_symbol_async", symbol=..., src=..., count=4,
+                   offset=0, kind=1, stream=h)
+    violations = exp.settle(code)                # the backend's return code
+
+Every call of the contract goes through ``expect`` (the profile says what is
+allowed) and ``settle`` (the backend's answer is judged, and the effect of the
+alternative it chose is applied).  Reads are judged byte by byte against the
+memory model.  Calls must be reported in an order consistent with real time
+(or, for concurrent host threads, in any order where they commute).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import effects as fx
+from .calls import CALLS, render_call
+from .constants import (
+    ACL_SUCCESS,
+    MALLOC_HOST_ALIGNMENT,
+    StreamStatus,
+    error_name,
+)
+from .memory import INITIAL, Bytes, Candidate, Mismatch, VarMemory, Write
+from .order import Clock, Gate, Order, Queue, covers
+from .outcome import Outcome, Violation
+from .profiles import Profile, get_profile
+from .state import Capabilities, HostBuffer, Symbol, World
+
+_SHOW = 32
+"""Bytes shown of a value in a failure message."""
+
+
+def _hex(data: bytes | Bytes | None) -> str:
+    if data is None:
+        return "<any value>"
+    raw = bytes(data)
+    more = f"... ({len(raw)} bytes)" if len(raw) > _SHOW else ""
+    return (raw[:_SHOW].hex(" ") or "<empty>") + more
+
+
+@dataclass(eq=False)
+class _WriteMeta:
+    var: VarMemory
+    device: int
+    symbol: Symbol
+    source: HostBuffer | None
+    source_offset: int
+    issued_done: Clock
+
+
+@dataclass(eq=False)
+class PendingRead:
+    """An aclrtMemcpyFromSymbolAsync into page-locked memory, judged once complete."""
+
+    rid: int
+    label: str
+    task: Any
+    device: int
+    symbol: Symbol
+    offset: int
+    count: int
+    dest: HostBuffer
+    dest_offset: int
+    snapshot: list[tuple[int, int, tuple[Candidate, ...]]]
+    extra: list[Write] = field(default_factory=list)
+    ready: bool = False
+    checked: bool = False
+    gates_at_completion: list[Gate] = field(default_factory=list)
+
+    @property
+    def address(self) -> int:
+        return self.dest.address + self.dest_offset
+
+
+@dataclass
+class _Rejected:
+    label: str
+    source: bytes | None
+    offset: int
+
+
+class Expectation:
+    """What the profile allows for one call; ``settle`` judges the backend's answer."""
+
+    def __init__(
+        self,
+        model: Model,
+        name: str,
+        thread: int,
+        args: dict[str, Any],
+        label: str,
+        outcome: Outcome,
+    ):
+        self.model = model
+        self.name = name
+        self.thread = thread
+        self.args = args
+        self.label = label
+        self.outcome = outcome
+        self.settled = False
+
+    def settle(self, code: int, **outputs: Any) -> list[Violation]:
+        """Judge return ``code`` (and outputs such as ``stream=`` or ``observed=``)."""
+        if self.settled:
+            raise RuntimeError(f"{self.label} was already settled")
+        self.settled = True
+        return self.model._settle(self, int(code), outputs)
+
+    def allowed(self) -> str:
+        return self.outcome.allowed_codes()
+
+
+class Model:
+    """The model of what the spec allows, for one backend run."""
+
+    def __init__(
+        self, profile: str | Profile = "spec", capabilities: Capabilities | None = None
+    ) -> None:
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.caps = capabilities or Capabilities()
+        self.order = Order()
+        self.world = World(self.caps, self.order)
+        self.memory: dict[tuple[int, str], VarMemory] = {}
+        self.history: list[str] = []
+        """Every call so far, in C form with its step number."""
+        self._step = 0
+        self._wid = 0
+        self._pending: list[Write] = []
+        self._meta: dict[int, _WriteMeta] = {}
+        self._reads: list[PendingRead] = []
+        self._host_queues: dict[int, Queue] = {}
+        self._gates: dict[int, Gate] = {}
+        self._rejected: dict[tuple[int, str], deque[_Rejected]] = {}
+        self._addresses: dict[tuple[int, str], int] = {}
+        self._undefined: dict[int, np.ndarray] = {}
+        """Per host buffer address: which bytes hold values the suite never wrote."""
+
+    # -- set-up -----------------------------------------------------------
+    def add_symbol(self, name: str, address: int, size: int) -> Symbol:
+        """A fixture variable the backend declares: its host shadow address and size."""
+        return self.world.add_symbol(name, address, size)
+
+    def set_initial(self, device: int, name: str, data: bytes) -> None:
+        """What variable ``name`` holds on ``device`` now, before any copy the model knows of."""
+        sym = self.world.symbols_by_name[name]
+        self.memory[(device, name)] = VarMemory(
+            sym.size, np.frombuffer(bytes(data), dtype=np.uint8)
+        )
+
+    # -- calls ------------------------------------------------------------
+    def expect(self, name: str, thread: int = 0, **args: Any) -> Expectation:
+        """Announce a call; the returned expectation knows what the profile allows."""
+        if name not in CALLS:
+            raise KeyError(f"{name!r} is not a call of the contract")
+        self._step += 1
+        line = render_call(name, args, self.world.name_of)
+        label = f"#{self._step} " + (f"[thread {thread}] " if thread else "") + line
+        self.history.append(label)
+        outcome = self.profile.outcome(self.world, name, thread, args)
+        return Expectation(self, name, thread, dict(args), label, outcome)
+
+    def call(
+        self,
+        name: str,
+        code: int,
+        thread: int = 0,
+        outputs: Mapping[str, Any] | None = None,
+        **args: Any,
+    ) -> list[Violation]:
+        """expect + settle in one step."""
+        return self.expect(name, thread, **args).settle(code, **(outputs or {}))
+
+    def _settle(self, exp: Expectation, code: int, outputs: dict[str, Any]) -> list[Violation]:
+        alt = exp.outcome.match(code)
+        if code != ACL_SUCCESS and exp.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
+            self._remember_rejected(exp)
+        if alt is None:
+            primary = exp.outcome.primary
+            spec = CALLS[exp.name]
+            return [
+                Violation(
+                    primary.requirement,
+                    f"{spec.c_name} returned {error_name(code)} ({code}), which the {self.profile.name} profile does not allow here",
+                    call=exp.label,
+                    allowed=exp.outcome.allowed_codes(),
+                    observed=f"{error_name(code)} ({code})",
+                )
+            ]
+        if alt.effect is None:
+            return []
+        return self._apply(alt.effect, exp, outputs)
+
+    # -- host events ------------------------------------------------------
+    def ready_reads(self) -> list[PendingRead]:
+        """Asynchronous reads that a synchronisation has covered and that are not yet judged."""
+        return [r for r in self._reads if r.ready and not r.checked]
+
+    def check_read(self, read: PendingRead, observed: bytes) -> list[Violation]:
+        """Judge the bytes an asynchronous read left in its destination."""
+        if not read.ready:
+            raise RuntimeError(f"{read.label} is not known complete yet")
+        read.checked = True
+        self._reads.remove(read)
+        var = self._var(read.device, read.symbol)
+        lo, hi = read.offset, read.offset + read.count
+        tmp = VarMemory.from_segments(var.size, var.initial, read.snapshot)
+        for w in read.extra:
+            tmp.add(w)
+        # Relative to the read, a write is complete when it happens before it.
+        tmp.prune(lo, hi, lambda w: w.task.happens_before(read.task))
+        gates = read.gates_at_completion
+
+        def visible(w: Write) -> bool:
+            return not any(g.task is w.task or g.task.happens_before(w.task) for g in gates)
+
+        obs = np.frombuffer(bytes(observed), dtype=np.uint8)
+        mismatches = tmp.check(lo, obs, visible)
+        self._host_write(read.dest, read.dest_offset, bytes(observed))
+        return [self._diagnose(read.device, read.symbol, m, read.label) for m in mismatches]
+
+    def observe(
+        self, device: int, name: str, offset: int, observed: bytes, label: str = "observation"
+    ) -> list[Violation]:
+        """Judge bytes of variable ``name`` on ``device`` read now (a host-time observation)."""
+        sym = self.world.symbols_by_name[name]
+        return self._observe_now(device, sym, offset, bytes(observed), label)
+
+    # -- effects ----------------------------------------------------------
+    def _apply(self, effect: object, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+        handler = getattr(self, f"_do_{type(effect).__name__}")
+        result: list[Violation] = handler(effect, exp, out)
+        return result
+
+    def _do_CopyToSymbol(
+        self, e: fx.CopyToSymbol, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        violations: list[Violation] = []
+        var = self._var(e.device, e.symbol)
+        base: Bytes | None = None
+        if e.source is not None:
+            lo = e.source_offset
+            undefined = self._undefined.get(e.source.address)
+            if undefined is None or not undefined[lo : lo + e.count].any():
+                base = np.frombuffer(bytes(e.source.contents[lo : lo + e.count]), dtype=np.uint8)
+        if e.mode == "pageable":
+            assert e.stream is not None
+            q = e.stream.queue
+            g = self.order.closed_gate_before(q.frontier)
+            if g is not None:
+                violations.append(
+                    Violation(
+                        "PAGEABLE-BLOCKS",
+                        f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed",
+                        call=exp.label,
+                        allowed="return only after every earlier task of the stream and the copy are complete",
+                        observed="returned before the gate opened",
+                    )
+                )
+            else:
+                self._complete(q.frontier)
+            task = self.order.enqueue(q, exp.label)
+            self._complete({q.key: task.index})
+        elif e.mode == "pinned":
+            assert e.stream is not None
+            task = self.order.enqueue(e.stream.queue, exp.label)
+        else:
+            hq = self._host_queue(exp.thread)
+            task = self.order.enqueue(hq, exp.label)
+            self._complete({hq.key: task.index})
+        self._wid += 1
+        w = Write(self._wid, exp.label, task, e.offset, e.count, base, e.mode)
+        self._meta[w.wid] = _WriteMeta(
+            var, e.device, e.symbol, e.source, e.source_offset, dict(self.order.done)
+        )
+        var.add(w)
+        for r in self._reads:
+            if (
+                not r.ready
+                and r.device == e.device
+                and r.symbol is e.symbol
+                and w.offset < r.offset + r.count
+                and r.offset < w.end
+                and not r.task.happens_before(w.task)
+            ):
+                r.extra.append(w)
+        if self.order.is_done(task):
+            var.prune(w.offset, w.end, self._is_done)
+        else:
+            self._pending.append(w)
+            if e.source is not None:
+                e.source.open_writes.append((w, e.source_offset))
+        return violations
+
+    def _do_ReadSymbol(
+        self, e: fx.ReadSymbol, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        if e.dest is None:
+            return []
+        if e.mode == "pinned":
+            assert e.stream is not None
+            task = self.order.enqueue(e.stream.queue, exp.label)
+            var = self._var(e.device, e.symbol)
+            self._wid += 1
+            read = PendingRead(
+                self._wid,
+                exp.label,
+                task,
+                e.device,
+                e.symbol,
+                e.offset,
+                e.count,
+                e.dest,
+                e.dest_offset,
+                var.snapshot(e.offset, e.offset + e.count),
+            )
+            self._reads.append(read)
+            if self.order.is_done(task):  # pragma: no cover - a new task is never done
+                read.ready = True
+            return []
+        violations: list[Violation] = []
+        if e.mode == "pageable":
+            assert e.stream is not None
+            g = self.order.closed_gate_before(e.stream.queue.frontier)
+            if g is not None:
+                violations.append(
+                    Violation(
+                        "FROMSYMBOL-BYTES",
+                        f"the pageable read returned while gate {g.gid} ahead of it in {e.stream.name} was still closed",
+                        call=exp.label,
+                        allowed="return only after the stream's earlier tasks and the read are complete",
+                    )
+                )
+            else:
+                self._complete(e.stream.queue.frontier)
+        if "observed" not in out:
+            raise TypeError(
+                f"settle() of {exp.label} needs observed=<the dst bytes after the call>"
+            )
+        data = bytes(out["observed"])
+        if len(data) != e.count:
+            raise ValueError(f"{exp.label}: observed has {len(data)} bytes, the read {e.count}")
+        violations += self._observe_now(e.device, e.symbol, e.offset, data, exp.label)
+        self._host_write(e.dest, e.dest_offset, data)
+        return violations
+
+    def _do_NewStream(
+        self, e: fx.NewStream, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        handle = int(out.get("stream") or 0)
+        if handle == 0:
+            return [
+                Violation(
+                    "STREAM-CALLS",
+                    "aclrtCreateStream returned ACL_SUCCESS but a NULL stream",
+                    call=exp.label,
+                )
+            ]
+        try:
+            self.world.add_stream(handle, e.device)
+        except ValueError as err:
+            return [Violation("STREAM-CALLS", str(err), call=exp.label)]
+        return []
+
+    def _do_DestroyStream(
+        self, e: fx.DestroyStream, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        if e.drains:
+            self._complete(e.stream.queue.frontier)
+        self.world.kill_stream(e.stream)
+        return []
+
+    def _do_SyncStream(
+        self, e: fx.SyncStream, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        self._complete(e.stream.queue.frontier)
+        return []
+
+    def _do_QueryStream(
+        self, e: fx.QueryStream, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        status = out.get("status")
+        frontier = e.stream.queue.frontier
+        complete, not_ready = (
+            StreamStatus.ACL_STREAM_STATUS_COMPLETE,
+            StreamStatus.ACL_STREAM_STATUS_NOT_READY,
+        )
+        if self.order.closed_gate_before(frontier) is not None:
+            allowed = {not_ready}
+            why = "a closed gate blocks the stream"
+        elif all(covers(self.order.done, q, i) for q, i in frontier.items()):
+            allowed = {complete}
+            why = "every task of the stream is known complete"
+        else:
+            allowed = {complete, not_ready}
+            why = "the stream's tasks may or may not have run"
+        if status not in allowed:
+            names = " or ".join(s.name for s in sorted(allowed))
+            return [
+                Violation(
+                    "STREAM-QUERY",
+                    f"aclrtStreamQuery reported status {status!r}",
+                    call=exp.label,
+                    allowed=f"{names} ({why})",
+                    observed=str(status),
+                )
+            ]
+        if status == complete:
+            self._complete(frontier)
+        return []
+
+    def _do_SyncDevice(
+        self, e: fx.SyncDevice, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        for s in [self.world.default_stream(e.device), *self.world.streams.values()]:
+            if s.alive and s.device == e.device:
+                self._complete(s.queue.frontier)
+        return []
+
+    def _do_NewEvent(
+        self, e: fx.NewEvent, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        handle = int(out.get("event") or 0)
+        if handle == 0:
+            return [
+                Violation(
+                    "EVENT-CALLS",
+                    "aclrtCreateEvent returned ACL_SUCCESS but a NULL event",
+                    call=exp.label,
+                )
+            ]
+        try:
+            self.world.add_event(handle, e.device)
+        except ValueError as err:
+            return [Violation("EVENT-CALLS", str(err), call=exp.label)]
+        return []
+
+    def _do_RecordEvent(
+        self, e: fx.RecordEvent, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        e.event.captured = dict(e.stream.queue.frontier)
+        return []
+
+    def _do_WaitEvent(
+        self, e: fx.WaitEvent, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        if e.event.captured is not None:
+            self.order.import_clock(e.stream.queue, e.event.captured)
+        return []
+
+    def _do_SyncEvent(
+        self, e: fx.SyncEvent, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        if e.event.captured is not None:
+            self._complete(e.event.captured)
+        return []
+
+    def _do_DestroyEvent(
+        self, e: fx.DestroyEvent, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        self.world.kill_event(e.event)
+        return []
+
+    def _do_NewHostBuffer(
+        self, e: fx.NewHostBuffer, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        address = int(out.get("host_ptr") or out.get("ptr") or 0)
+        what = "aclrtMallocHost" if e.pinned else "malloc"
+        if address == 0:
+            return [
+                Violation(
+                    "HOST-MEMORY-CALLS",
+                    f"{what} returned success but a NULL pointer",
+                    call=exp.label,
+                )
+            ]
+        violations = []
+        if e.pinned and self.profile.name == "cann" and address % MALLOC_HOST_ALIGNMENT:
+            violations.append(
+                Violation(
+                    "HOST-MEMORY-CALLS",
+                    f"aclrtMallocHost returned 0x{address:x}, not {MALLOC_HOST_ALIGNMENT}-byte aligned",
+                    call=exp.label,
+                )
+            )
+        contents = out.get("contents")
+        name = self.world.fresh_name("pinned" if e.pinned else "host")
+        try:
+            buf = self.world.add_buffer(
+                address,
+                e.size,
+                e.pinned,
+                bytes(contents) if contents is not None else bytes(e.size),
+                name,
+            )
+        except ValueError as err:
+            return [*violations, Violation("HOST-MEMORY-CALLS", f"{what}: {err}", call=exp.label)]
+        if contents is None:
+            self._undefined[buf.address] = np.ones(e.size, dtype=bool)
+        else:
+            self._undefined.pop(buf.address, None)
+        return violations
+
+    def _do_FreeHostBuffer(
+        self, e: fx.FreeHostBuffer, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        for w, _off in e.buffer.open_writes:
+            # The copy may still read freed memory: its bytes are unspecified.
+            w.base = None
+            w.alternatives.clear()
+        e.buffer.open_writes.clear()
+        self.world.release_buffer(e.buffer)
+        return []
+
+    def _do_RegisterHost(
+        self, e: fx.RegisterHost, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        self.world.registered[e.address] = e.size
+        return []
+
+    def _do_UnregisterHost(
+        self, e: fx.UnregisterHost, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        self.world.registered.pop(e.address, None)
+        return []
+
+    def _do_WriteHost(
+        self, e: fx.WriteHost, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        self._host_write(e.buffer, e.offset, e.data)
+        return []
+
+    def _do_SetDevice(
+        self, e: fx.SetDevice, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        self.world.current[exp.thread] = e.device
+        self.world.refcount[e.device] = self.world.refcount.get(e.device, 0) + 1
+        return []
+
+    def _do_ResetDevice(
+        self, e: fx.ResetDevice, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        n = self.world.refcount.get(e.device, 0) - 1
+        self.world.refcount[e.device] = n
+        if n > 0:
+            return []
+        for s in [self.world.default_stream(e.device), *list(self.world.streams.values())]:
+            if s.alive and s.device == e.device:
+                self._complete(s.queue.frontier)
+                if not s.default:
+                    self.world.kill_stream(s)
+        for (dev, _name), var in self.memory.items():
+            if dev == e.device:
+                var.forget(None)  # DEVICE-RESET-CONTENTS: unspecified after a reset
+        self._reads = [r for r in self._reads if r.device != e.device]
+        for k in [k for k in self._addresses if k[0] == e.device]:
+            del self._addresses[k]
+        for t, d in list(self.world.current.items()):
+            if d == e.device:
+                self.world.current[t] = None
+        return []
+
+    def _do_ReportDevice(
+        self, e: fx.ReportDevice, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        got = out.get("device_id")
+        if got != e.device:
+            return [
+                Violation(
+                    "DEVICE-CALLS",
+                    f"aclrtGetDevice reported {got!r}",
+                    call=exp.label,
+                    allowed=str(e.device),
+                    observed=str(got),
+                )
+            ]
+        return []
+
+    def _do_ReportDeviceCount(
+        self, e: fx.ReportDeviceCount, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        got = out.get("count")
+        if got != e.count:
+            return [
+                Violation(
+                    "DEVICE-CALLS",
+                    f"aclrtGetDeviceCount reported {got!r}, the backend declares {e.count}",
+                    call=exp.label,
+                    allowed=str(e.count),
+                    observed=str(got),
+                )
+            ]
+        return []
+
+    def _do_ReportSymbolAddress(
+        self, e: fx.ReportSymbolAddress, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        got = int(out.get("dev_ptr") or 0)
+        if got == 0:
+            return [
+                Violation(
+                    "GETSYMBOL-ADDRESS",
+                    "aclrtGetSymbolAddress returned success but a NULL device address",
+                    call=exp.label,
+                )
+            ]
+        key = (e.device, e.symbol.name)
+        before = self._addresses.setdefault(key, got)
+        if before != got:
+            return [
+                Violation(
+                    "GETSYMBOL-ADDRESS",
+                    f"the device address of {e.symbol.name} on device {e.device} changed without a reset",
+                    call=exp.label,
+                    allowed=f"0x{before:x} (as reported before)",
+                    observed=f"0x{got:x}",
+                )
+            ]
+        return []
+
+    def _do_ReportSymbolSize(
+        self, e: fx.ReportSymbolSize, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        got = out.get("size")
+        if got != e.symbol.size:
+            return [
+                Violation(
+                    "SYMBOL-SIZE-AS-DECLARED",
+                    f"aclrtGetSymbolSize reported {got!r} for {e.symbol.name}",
+                    call=exp.label,
+                    allowed=f"{e.symbol.size} (the declared size)",
+                    observed=str(got),
+                )
+            ]
+        return []
+
+    def _do_LaunchGate(
+        self, e: fx.LaunchGate, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        gid = int(out["gate"])
+        task = self.order.enqueue(e.stream.queue, exp.label)
+        gate = Gate(gid, task)
+        self._gates[gid] = gate
+        self.order.add_gate(gate)
+        return []
+
+    def _do_OpenGate(
+        self, e: fx.OpenGate, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        gate = self._gates.get(e.gate)
+        if gate is not None and not gate.open:
+            self.order.open_gate(gate)
+        return []
+
+    def _do_Init(self, e: fx.Init, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+        self.world.initialized = True
+        return []
+
+    def _do_Finalize(
+        self, e: fx.Finalize, exp: Expectation, out: dict[str, Any]
+    ) -> list[Violation]:
+        self.world.initialized = False
+        self.world.finalized = True
+        return []
+
+    def _do_Nothing(self, e: fx.Nothing, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+        return []
+
+    # -- machinery --------------------------------------------------------
+    def gate_ids(self) -> list[int]:
+        """The gates that are closed now."""
+        return [g.gid for g in self.order.gates]
+
+    def _host_queue(self, thread: int) -> Queue:
+        q = self._host_queues.get(thread)
+        if q is None:
+            q = self._host_queues[thread] = self.order.new_queue()
+        return q
+
+    def _var(self, device: int, sym: Symbol) -> VarMemory:
+        var = self.memory.get((device, sym.name))
+        if var is None:
+            # Never read: its starting contents are unknown.
+            var = VarMemory(sym.size, np.zeros(sym.size, dtype=np.uint8))
+            var.forget(None)
+            self.memory[(device, sym.name)] = var
+        return var
+
+    def _is_done(self, w: Write) -> bool:
+        return self.order.is_done(w.task)
+
+    def _complete(self, clock: Clock) -> None:
+        """A synchronisation returned: what ``clock`` covers is done; prune and close windows."""
+        self.order.complete(clock)
+        still: list[Write] = []
+        newly: list[Write] = []
+        for w in self._pending:
+            (newly if self.order.is_done(w.task) else still).append(w)
+        self._pending = still
+        for w in newly:
+            meta = self._meta[w.wid]
+            if meta.source is not None:
+                meta.source.open_writes = [(x, o) for x, o in meta.source.open_writes if x is not w]
+            meta.var.prune(w.offset, w.end, self._is_done)
+        for r in self._reads:
+            if not r.ready and self.order.is_done(r.task):
+                r.ready = True
+                r.gates_at_completion = list(self.order.gates)
+
+    def _host_write(self, buf: HostBuffer, offset: int, data: bytes) -> None:
+        """The host changed buffer bytes: pending pinned copies may see the new values."""
+        end = offset + len(data)
+        buf.contents[offset:end] = data
+        undefined = self._undefined.get(buf.address)
+        if undefined is not None:
+            undefined[offset:end] = False
+            if not undefined.any():
+                del self._undefined[buf.address]
+        arr = np.frombuffer(data, dtype=np.uint8)
+        for w, src_off in buf.open_writes:
+            x, y = max(offset, src_off), min(end, src_off + w.count)
+            if x < y and w.base is not None:
+                w.alternatives.append(
+                    (w.offset + (x - src_off), arr[x - offset : y - offset].copy())
+                )
+
+    def _remember_rejected(self, exp: Expectation) -> None:
+        sym = self.world.symbols.get(exp.args.get("symbol") or 0)
+        if sym is None:
+            return
+        device = self.world.current_device(exp.thread) or 0
+        rng = self.world.host_range(exp.args.get("src") or 0, int(exp.args.get("count") or 0))
+        data = (
+            bytes(rng.buffer.contents[rng.offset : rng.offset + int(exp.args["count"])])
+            if rng.buffer
+            else None
+        )
+        q = self._rejected.setdefault((device, sym.name), deque(maxlen=8))
+        q.append(_Rejected(exp.label, data, int(exp.args.get("offset") or 0)))
+
+    def _observe_now(
+        self, device: int, sym: Symbol, offset: int, data: bytes, label: str
+    ) -> list[Violation]:
+        var = self._var(device, sym)
+        obs = np.frombuffer(data, dtype=np.uint8)
+        if offset == 0 and len(data) == sym.size and var.segment_count() == 1:
+            ((_a, _b, cands),) = var.segments()
+            if len(cands) == 1 and cands[0] is not INITIAL and not isinstance(cands[0], Write):
+                # Unspecified contents (after a reset): what is read now is the new start.
+                var.forget(obs.copy())
+                return []
+        mismatches = var.check(offset, obs, lambda w: self.order.blocked(w.task) is None)
+        return [self._diagnose(device, sym, m, label) for m in mismatches]
+
+    # -- diagnosis --------------------------------------------------------
+    def _explains(self, var: VarMemory, c: Candidate, m: Mismatch) -> bool:
+        """Does candidate ``c`` explain every byte of mismatch ``m``?"""
+        obs = np.frombuffer(m.observed, dtype=np.uint8)
+        mask = np.zeros(len(obs), dtype=bool)
+        var.mark(c, m.lo, m.hi, obs, mask)
+        return bool(mask.all())
+
+    def _diagnose(self, device: int, sym: Symbol, m: Mismatch, label: str) -> Violation:
+        var = self._var(device, sym)
+        writes = [c for c in m.candidates if isinstance(c, Write)]
+        done = [w for w in writes if self.order.is_done(w.task)]
+        req, why = "EFFECT-BYTES", "the bytes match no copy that may have run"
+        rejected = [r for r in self._rejected.get((device, sym.name), ()) if r.source is not None]
+        if any(self._explains(var, w, m) for w in m.blocked):
+            req, why = (
+                "STREAM-FIFO",
+                "a copy ran before a task ahead of it in its stream (a closed gate) had finished",
+            )
+        elif self._other_instance_explains(device, sym, m):
+            req, why = (
+                "DEVICE-INSTANCE",
+                "the bytes were written to the same variable on another device",
+            )
+        elif any(self._explains(var, w, m) for w in var.retired):
+            old = next(w for w in var.retired if self._explains(var, w, m))
+            req, why = self._overwritten(old, done)
+        elif done and self._explains(var, INITIAL, m):
+            mode = done[-1].mode
+            req = {"pinned": "PINNED-COMPLETE-AFTER-SYNC", "pageable": "PAGEABLE-BLOCKS"}.get(
+                mode, "TOSYMBOL-SYNC"
+            )
+            why = f"a copy known complete ({done[-1].label}) did not land"
+        elif any(self._source_now_explains(w, m) for w in done if w.mode == "pageable"):
+            req, why = (
+                "PAGEABLE-SOURCE-REUSE",
+                "the bytes are the pageable source as changed after the call returned",
+            )
+        elif any(_rejected_explains(r, m) for r in rejected):
+            r = next(r for r in rejected if _rejected_explains(r, m))
+            req, why = "HYGIENE-NO-WRITE", f"the bytes are those of a rejected call ({r.label})"
+        elif not writes:
+            others = [
+                v for (d, n), v in self.memory.items() if d == device and n != sym.name and v.writes
+            ]
+            if var.writes or not others:
+                req, why = "EFFECT-NO-STRAY", "bytes outside every copy's range changed"
+            else:
+                req, why = "EFFECT-NEIGHBOURS", "a variable no copy targeted changed"
+        allowed = []
+        for c in m.candidates:
+            v = var.value_of(c, m.lo, m.hi)
+            if c is INITIAL:
+                allowed.append(f"{_hex(v)} (initial contents)")
+            elif isinstance(c, Write):
+                state = "complete" if self.order.is_done(c.task) else "may have run"
+                extra = (
+                    " or any value its source held while the copy was pending"
+                    if c.alternatives
+                    else ""
+                )
+                allowed.append(f"{_hex(v)} from {c.label} ({state}){extra}")
+            else:
+                allowed.append("any value (unspecified contents)")
+        details = [f"not yet possible: {w.label} (behind a closed gate)" for w in m.blocked]
+        return Violation(
+            req,
+            f"device {device}, {sym.name} bytes [{m.lo}, {m.hi}): {why}",
+            call=label,
+            allowed="; or ".join(allowed) or "nothing (every candidate was blocked)",
+            observed=_hex(m.observed),
+            details=details,
+        )
+
+    def _overwritten(self, old: Write, done: list[Write]) -> tuple[str, str]:
+        hider = next((d for d in done if old.task.happens_before(d.task)), None)
+        if hider is None:
+            return "STREAM-FIFO", f"an overwritten copy ({old.label}) shows through"
+        if hider.task.queue == old.task.queue:
+            return (
+                "STREAM-FIFO",
+                f"{old.label} ran after {hider.label}, which was issued after it on the same stream",
+            )
+        if covers(self._meta[hider.wid].issued_done, old.task.queue, old.task.index):
+            return (
+                "PINNED-COMPLETE-AFTER-SYNC",
+                f"{old.label} was known complete before {hider.label} was issued, yet its bytes are on top",
+            )
+        return (
+            "STREAM-EVENT-ORDER",
+            f"{old.label} ran after {hider.label}, which an event ordered after it",
+        )
+
+    def _other_instance_explains(self, device: int, sym: Symbol, m: Mismatch) -> bool:
+        for (d, name), var in self.memory.items():
+            if d == device or name != sym.name:
+                continue
+            for _a, _b, cands in var.segments(m.lo, m.hi):
+                if any(isinstance(c, Write) and self._explains(var, c, m) for c in cands):
+                    return True
+        return False
+
+    def _source_now_explains(self, w: Write, m: Mismatch) -> bool:
+        meta = self._meta[w.wid]
+        if meta.source is None or m.lo < w.offset or m.hi > w.end:
+            return False
+        lo = meta.source_offset + (m.lo - w.offset)
+        return bytes(meta.source.contents[lo : lo + (m.hi - m.lo)]) == m.observed
+
+
+def _rejected_explains(r: _Rejected, m: Mismatch) -> bool:
+    if r.source is None or m.lo < r.offset or m.hi > r.offset + len(r.source):
+        return False
+    return r.source[m.lo - r.offset : m.hi - r.offset] == m.observed

@@ -1,0 +1,121 @@
+"""What a profile allows for one call: alternatives of (return codes, effect).
+
+A profile never predicts one answer where the spec leaves several open: it
+returns every legal alternative, each with the set of codes that select it,
+the effect a success has (None for "nothing happens"), and the requirement it
+stands for, so that a mismatch can be reported against the right clause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .constants import ACL_SUCCESS, error_name
+
+
+@dataclass(frozen=True)
+class Codes:
+    """A set of aclError values: explicit, or "any non-zero code"."""
+
+    values: frozenset[int] | None
+    """None means every non-zero code."""
+
+    @staticmethod
+    def only(*codes: int) -> Codes:
+        return Codes(frozenset(codes))
+
+    @staticmethod
+    def any_error() -> Codes:
+        return ANY_ERROR
+
+    def __contains__(self, code: object) -> bool:
+        if not isinstance(code, int):
+            return False
+        if self.values is None:
+            return code != ACL_SUCCESS
+        return code in self.values
+
+    def describe(self) -> str:
+        if self.values is None:
+            return "any non-zero aclError"
+        return " or ".join(f"{error_name(c)} ({c})" for c in sorted(self.values))
+
+
+ANY_ERROR = Codes(None)
+SUCCESS = Codes.only(ACL_SUCCESS)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One legal outcome of a call."""
+
+    codes: Codes
+    effect: object | None
+    """An effect description the model applies (see model.py), or None."""
+    requirement: str | None
+    """The requirement ID this outcome stands for (None: outside the spec)."""
+    why: str
+    """The reason, in words, shown in failure messages."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Every legal outcome of one call under one profile."""
+
+    alternatives: tuple[Alternative, ...]
+
+    def __post_init__(self) -> None:
+        if not self.alternatives:  # pragma: no cover - a bug in a profile
+            raise ValueError("an outcome needs at least one alternative")
+
+    def match(self, code: int) -> Alternative | None:
+        """The first alternative whose codes contain ``code``, or None."""
+        for alt in self.alternatives:
+            if code in alt.codes:
+                return alt
+        return None
+
+    @property
+    def primary(self) -> Alternative:
+        """The alternative a mismatch is reported against."""
+        return self.alternatives[0]
+
+    def allowed_codes(self) -> str:
+        return "; or ".join(f"{a.codes.describe()} ({a.why})" for a in self.alternatives)
+
+    def accepts_success(self) -> bool:
+        return any(ACL_SUCCESS in a.codes for a in self.alternatives)
+
+    def accepts_failure(self) -> bool:
+        return any(
+            a.codes.values is None or a.codes.values - {ACL_SUCCESS} for a in self.alternatives
+        )
+
+
+def outcome(alternatives: Iterable[Alternative]) -> Outcome:
+    return Outcome(tuple(alternatives))
+
+
+@dataclass
+class Violation:
+    """A step where the backend did something the profile does not allow."""
+
+    requirement: str | None
+    message: str
+    call: str = ""
+    """The C-like call that was made (with its step number)."""
+    allowed: str = ""
+    observed: str = ""
+    details: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        lines = [f"[{self.requirement or 'unspecified'}] {self.message}"]
+        if self.call:
+            lines.append(f"  call:     {self.call}")
+        if self.allowed:
+            lines.append(f"  allowed:  {self.allowed}")
+        if self.observed:
+            lines.append(f"  observed: {self.observed}")
+        lines.extend(f"  {d}" for d in self.details)
+        return "\n".join(lines)

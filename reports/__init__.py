@@ -1,0 +1,1 @@
+"""acl-conformance: reports."""

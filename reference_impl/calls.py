@@ -83,8 +83,10 @@ _CALLS = [
     CallSpec("free_pageable", "free", _p("void* ptr"), acl=False),
     CallSpec("host_register", "aclrtHostRegisterV2", _p("void* ptr, uint64_t size, uint32_t flag")),
     CallSpec("host_unregister", "aclrtHostUnregister", _p("void* ptr")),
-    CallSpec("write_host", "memcpy", _p("void* dst, const void* data, size_t count"), acl=False),
-    CallSpec("read_host", "memcpy", _p("void* dst, const void* src, size_t count"), acl=False),
+    CallSpec("write_host", "memcpy", _p("void* dst, const void* data"), acl=False),
+    CallSpec(
+        "read_host", "memcpy", _p("const void* src, size_t count"), _p("void* data"), acl=False
+    ),
     CallSpec(
         "get_symbol_address", "aclrtGetSymbolAddress", _p("const void* symbol"), _p("void* dev_ptr")
     ),

@@ -849,9 +849,7 @@ class Profile:
             ),
         )
 
-    def rule_write_host(
-        self, world: World, thread: int, dst: int, data: bytes, count: int | None = None
-    ) -> Outcome:
+    def rule_write_host(self, world: World, thread: int, dst: int, data: bytes) -> Outcome:
         rng = world.host_range(dst, len(data))
         if rng.buffer is None:
             return Outcome(
@@ -869,9 +867,7 @@ class Profile:
             )
         )
 
-    def rule_read_host(
-        self, world: World, thread: int, dst: int = 0, src: int = 0, count: int = 0
-    ) -> Outcome:
+    def rule_read_host(self, world: World, thread: int, src: int, count: int) -> Outcome:
         return Outcome((Alternative(SUCCESS, fx.Nothing(), None, "a host read"),))
 
     # -- devices ----------------------------------------------------------
@@ -898,42 +894,15 @@ class Profile:
             )
         )
 
-    def rule_get_device(self, world: World, thread: int, null_device_id: bool = False) -> Outcome:
+    def rule_get_device(self, world: World, thread: int) -> Outcome:
         dev = world.current_device(thread)
-        if dev is None or null_device_id:
-            return Outcome(
-                (
-                    Alternative(
-                        ANY_ERROR,
-                        None,
-                        "DEVICE-CALLS",
-                        "no device is current" if dev is None else "the output pointer is NULL",
-                    ),
-                )
-            )
-        return Outcome(
-            (
-                Alternative(
-                    SUCCESS, fx.ReportDevice(dev), "DEVICE-CALLS", "the current device is reported"
-                ),
-            )
-        )
+        if dev is None:
+            return _one(ANY_ERROR, None, "DEVICE-CALLS", "no device is current")
+        return _one(SUCCESS, fx.ReportDevice(dev), "DEVICE-CALLS", "the current device is reported")
 
-    def rule_get_device_count(self, world: World, thread: int, null_count: bool = False) -> Outcome:
-        if null_count:
-            return Outcome(
-                (Alternative(ANY_ERROR, None, "DEVICE-CALLS", "the output pointer is NULL"),)
-            )
-        return Outcome(
-            (
-                Alternative(
-                    SUCCESS,
-                    fx.ReportDeviceCount(world.caps.devices),
-                    "DEVICE-CALLS",
-                    "the device count is reported",
-                ),
-            )
-        )
+    def rule_get_device_count(self, world: World, thread: int) -> Outcome:
+        effect = fx.ReportDeviceCount(world.caps.devices)
+        return _one(SUCCESS, effect, "DEVICE-CALLS", "the device count is reported")
 
     def rule_reset_device(self, world: World, thread: int, device_id: int) -> Outcome:
         if not world.valid_device(device_id):
@@ -1035,6 +1004,11 @@ class Profile:
 _impossible = Alternative(SUCCESS, None, None, "")
 """A placeholder success for calls that cannot succeed; fold drops it unless a
 check said the call may go on, in which case success without effect is allowed."""
+
+
+def _one(codes: Codes, effect: object | None, requirement: str | None, why: str) -> Outcome:
+    """An outcome with a single alternative."""
+    return Outcome((Alternative(codes, effect, requirement, why),))
 
 
 def _blocked_outcome(requirement: str, stream: Stream, gate: int) -> Outcome:

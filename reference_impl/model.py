@@ -450,6 +450,9 @@ class Model:
     def _do_RecordEvent(
         self, e: fx.RecordEvent, exp: Expectation, out: dict[str, Any]
     ) -> list[Violation]:
+        # The record is a task of its stream (the stream is not complete until it ran);
+        # the event captures it and everything before it.
+        self.order.enqueue(e.stream.queue, exp.label)
         e.event.captured = dict(e.stream.queue.frontier)
         return []
 
@@ -458,6 +461,8 @@ class Model:
     ) -> list[Violation]:
         if e.event.captured is not None:
             self.order.import_clock(e.stream.queue, e.event.captured)
+        # The wait is a task of its stream too: the stream is not complete before it ran.
+        self.order.enqueue(e.stream.queue, exp.label)
         return []
 
     def _do_SyncEvent(
@@ -767,6 +772,8 @@ class Model:
     # -- diagnosis --------------------------------------------------------
     def _explains(self, var: VarMemory, c: Candidate, m: Mismatch) -> bool:
         """Does candidate ``c`` explain every byte of mismatch ``m``?"""
+        if isinstance(c, Write) and (c.offset > m.lo or c.end < m.hi):
+            return False
         obs = np.frombuffer(m.observed, dtype=np.uint8)
         mask = np.zeros(len(obs), dtype=bool)
         var.mark(c, m.lo, m.hi, obs, mask)
@@ -789,7 +796,8 @@ class Model:
                 "the bytes were written to the same variable on another device",
             )
         elif any(self._explains(var, w, m) for w in var.retired):
-            old = next(w for w in var.retired if self._explains(var, w, m))
+            # The most recent overwritten write that shows through names the broken order.
+            old = next(w for w in reversed(var.retired) if self._explains(var, w, m))
             req, why = self._overwritten(old, done)
         elif done and self._explains(var, INITIAL, m):
             mode = done[-1].mode

@@ -45,7 +45,9 @@ def test_every_source_package_is_in_the_wheel(wheel: Path) -> None:
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
             pkg = dotted.replace(".", "/") + ("/" + rel.as_posix() if rel.parts else "")
-            assert f"{pkg}/__init__.py" in names, f"{init.parent} is not packaged (pyproject packages)"
+            assert f"{pkg}/__init__.py" in names, (
+                f"{init.parent} is not packaged (pyproject packages)"
+            )
             assert f"{pkg}/py.typed" in names
 
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from world import PAGEABLE, PINNED, W, make_world
-
 from acl_conformance.reference_impl.constants import SIZE_MAX
+from world import PAGEABLE, PINNED, W, make_world
 
 H2D, D2H, DEFAULT = 1, 2, 4
 LOCAL = PAGEABLE + 64
@@ -47,7 +46,9 @@ def sym(w: W, name: str) -> int:
 # --- GetSymbolAddressTest (UTA:9918-9944) -------------------------------------
 def test_get_symbol_address_rows(w: W) -> None:
     assert only_codes(w, "get_symbol_address", symbol=0) == {100000}
-    assert only_codes(w, "get_symbol_address", symbol=sym(w, "g_u32"), null_dev_ptr=True) == {100000}
+    assert only_codes(w, "get_symbol_address", symbol=sym(w, "g_u32"), null_dev_ptr=True) == {
+        100000
+    }
     assert only_codes(w, "get_symbol_address", symbol=LOCAL) == {107043}
     assert only_codes(w, "get_symbol_address", symbol=sym(w, "g_u32")) == {0}
     ok = w.model.expect("get_symbol_address", symbol=sym(w, "g_u32")).settle(0, dev_ptr=0x8100)
@@ -61,12 +62,28 @@ def from_rows(w: W) -> list[tuple[str, dict[str, Any], int]]:
     s5, s100 = sym(w, "g_size5"), sym(w, "g_size100")
     return [
         ("dst NULL", dict(dst=0, dst_max=4, symbol=s100, count=4, offset=0, kind=D2H), 100000),
-        ("count 10, dstMax 5", dict(dst=PINNED, dst_max=5, symbol=s100, count=10, offset=0, kind=D2H), 100000),
+        (
+            "count 10, dstMax 5",
+            dict(dst=PINNED, dst_max=5, symbol=s100, count=10, offset=0, kind=D2H),
+            100000,
+        ),
         ("kind 999", dict(dst=PINNED, dst_max=8, symbol=s100, count=4, offset=0, kind=999), 100000),
         ("kind H2D", dict(dst=PINNED, dst_max=8, symbol=s100, count=4, offset=0, kind=H2D), 100000),
-        ("mock returns 107043", dict(dst=PINNED, dst_max=8, symbol=LOCAL, count=4, offset=0, kind=D2H), 107043),
-        ("size 5, count 5, offset 3", dict(dst=PINNED, dst_max=8, symbol=s5, count=5, offset=3, kind=D2H), 100000),
-        ("size 100, count 1, offset SIZE_MAX", dict(dst=PINNED, dst_max=8, symbol=s100, count=1, offset=SIZE_MAX, kind=D2H), 500001),
+        (
+            "mock returns 107043",
+            dict(dst=PINNED, dst_max=8, symbol=LOCAL, count=4, offset=0, kind=D2H),
+            107043,
+        ),
+        (
+            "size 5, count 5, offset 3",
+            dict(dst=PINNED, dst_max=8, symbol=s5, count=5, offset=3, kind=D2H),
+            100000,
+        ),
+        (
+            "size 100, count 1, offset SIZE_MAX",
+            dict(dst=PINNED, dst_max=8, symbol=s100, count=1, offset=SIZE_MAX, kind=D2H),
+            500001,
+        ),
         ("D2H", dict(dst=PINNED, dst_max=8, symbol=s100, count=4, offset=0, kind=D2H), 0),
         ("DEFAULT", dict(dst=PINNED, dst_max=8, symbol=s100, count=4, offset=0, kind=DEFAULT), 0),
         ("count 0", dict(dst=PINNED, dst_max=8, symbol=s100, count=0, offset=0, kind=D2H), 0),
@@ -98,9 +115,17 @@ def to_rows(w: W) -> list[tuple[str, dict[str, Any], int]]:
         ("src NULL", dict(symbol=s100, src=0, count=4, offset=0, kind=H2D), 100000),
         ("kind 999", dict(symbol=s100, src=PINNED, count=4, offset=0, kind=999), 100000),
         ("kind D2H", dict(symbol=s100, src=PINNED, count=4, offset=0, kind=D2H), 100000),
-        ("mock returns 107043", dict(symbol=LOCAL, src=PINNED, count=4, offset=0, kind=H2D), 107043),
+        (
+            "mock returns 107043",
+            dict(symbol=LOCAL, src=PINNED, count=4, offset=0, kind=H2D),
+            107043,
+        ),
         ("size 5, offset 3", dict(symbol=s5, src=PINNED, count=5, offset=3, kind=H2D), 100000),
-        ("count 1, offset SIZE_MAX", dict(symbol=s100, src=PINNED, count=1, offset=SIZE_MAX, kind=H2D), 500001),
+        (
+            "count 1, offset SIZE_MAX",
+            dict(symbol=s100, src=PINNED, count=1, offset=SIZE_MAX, kind=H2D),
+            500001,
+        ),
         ("H2D", dict(symbol=s100, src=PINNED, count=4, offset=0, kind=H2D), 0),
         ("DEFAULT", dict(symbol=s100, src=PINNED, count=4, offset=0, kind=DEFAULT), 0),
         ("count 0", dict(symbol=s100, src=PINNED, count=0, offset=0, kind=H2D), 0),

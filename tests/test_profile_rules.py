@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from world import PAGEABLE, PINNED, W, make_world
-
 from acl_conformance.reference_impl.constants import INT32_MAX, SIZE_MAX
 from acl_conformance.reference_impl.outcome import Outcome
+from world import PAGEABLE, PINNED, W, make_world
 
 SUCCESS, REJECT, EITHER = "success", "reject", "either"
 SOME_ERRORS = (1, 100000, 107000, 999999)
@@ -31,7 +30,12 @@ def codes(outcome: Outcome) -> set[int] | None:
 
 def spec_class(outcome: Outcome) -> str:
     ok = outcome.accepts_success()
-    err = all(c in alt.codes for alt in outcome.alternatives if alt.codes.values is None for c in SOME_ERRORS)
+    err = all(
+        c in alt.codes
+        for alt in outcome.alternatives
+        if alt.codes.values is None
+        for c in SOME_ERRORS
+    )
     any_err = any(alt.codes.values is None for alt in outcome.alternatives)
     if ok and any_err and err:
         return EITHER
@@ -43,7 +47,9 @@ def spec_class(outcome: Outcome) -> str:
 
 
 def base_to(w: W, **over: Any) -> dict[str, Any]:
-    args: dict[str, Any] = dict(symbol=w.sym["g_arr256"], src=PINNED, count=16, offset=0, kind=1, stream=w.stream)
+    args: dict[str, Any] = dict(
+        symbol=w.sym["g_arr256"], src=PINNED, count=16, offset=0, kind=1, stream=w.stream
+    )
     args.update(over)
     return args
 
@@ -63,7 +69,10 @@ TO_CASES: list[tuple[str, dict[str, Any], set[int], str, str]] = [
     ("H2D", {}, {0}, SUCCESS, "KIND-ACCEPTED"),
     ("DEFAULT", {"kind": 4}, {0}, SUCCESS, "KIND-ACCEPTED"),
     *[(f"kind {k}", {"kind": k}, {100000}, REJECT, "KIND-REJECTED") for k in (0, 2, 3, 5, 6, 7)],
-    *[(f"kind {k}", {"kind": k}, {100000}, REJECT, "KIND-OUT-OF-ENUM") for k in (-1, 8, 999, INT32_MAX)],
+    *[
+        (f"kind {k}", {"kind": k}, {100000}, REJECT, "KIND-OUT-OF-ENUM")
+        for k in (-1, 8, 999, INT32_MAX)
+    ],
     ("end exact", {"offset": 240}, {0}, SUCCESS, "BOUNDS-END-EXACT"),
     ("whole variable", {"count": 256}, {0}, SUCCESS, "BOUNDS-END-EXACT"),
     ("one past the end", {"offset": 241}, {100000}, REJECT, "BOUNDS-PAST-END"),
@@ -71,7 +80,13 @@ TO_CASES: list[tuple[str, dict[str, Any], set[int], str, str]] = [
     ("count one too many", {"count": 257}, {100000}, REJECT, "BOUNDS-PAST-END"),
     ("offset SIZE_MAX", {"offset": SIZE_MAX, "count": 1}, {500001}, REJECT, "BOUNDS-OVERFLOW"),
     ("sum wraps to 0", {"offset": 2, "count": SIZE_MAX - 1}, {500001}, REJECT, "BOUNDS-OVERFLOW"),
-    ("sum exactly SIZE_MAX", {"offset": 1, "count": SIZE_MAX - 1}, {100000}, REJECT, "BOUNDS-PAST-END"),
+    (
+        "sum exactly SIZE_MAX",
+        {"offset": 1, "count": SIZE_MAX - 1},
+        {100000},
+        REJECT,
+        "BOUNDS-PAST-END",
+    ),
     ("symbol NULL", {"symbol": 0}, {100000}, REJECT, "SYMBOL-NULL"),
     ("symbol unregistered", {"symbol": PAGEABLE}, {107043}, REJECT, "SYMBOL-UNREGISTERED"),
     ("src NULL", {"src": 0}, {100000}, REJECT, "SRC-NULL"),
@@ -79,7 +94,13 @@ TO_CASES: list[tuple[str, dict[str, Any], set[int], str, str]] = [
     ("stream destroyed", {"stream": DESTROYED}, {107017}, REJECT, "STREAM-INVALID-HANDLE"),
     ("stream garbage", {"stream": 0xDEAD}, {107017}, REJECT, "STREAM-INVALID-HANDLE"),
     ("foreign stream, pinned", {"stream": 0x300}, {107003}, EITHER, "STREAM-FOREIGN-DEVICE"),
-    ("foreign stream, pageable", {"stream": 0x300, "src": PAGEABLE}, {0, 107003}, EITHER, "KIND-ACCEPTED"),
+    (
+        "foreign stream, pageable",
+        {"stream": 0x300, "src": PAGEABLE},
+        {0, 107003},
+        EITHER,
+        "KIND-ACCEPTED",
+    ),
     ("pageable src", {"src": PAGEABLE}, {0}, SUCCESS, "KIND-ACCEPTED"),
     # count == 0 first: everything else wrong still succeeds under cann
     ("count 0", {"count": 0}, {0}, EITHER, "COUNT-ZERO"),
@@ -95,10 +116,20 @@ ORDER_CASES: list[tuple[str, dict[str, Any], int, str]] = [
     ("NULL symbol before NULL src", {"symbol": 0, "src": 0}, 100000, "SYMBOL-NULL"),
     ("NULL src before kind", {"src": 0, "kind": 2}, 100000, "SRC-NULL"),
     ("kind before lookup", {"kind": 2, "symbol": PAGEABLE}, 100000, "KIND-REJECTED"),
-    ("lookup before overflow", {"symbol": PAGEABLE, "offset": SIZE_MAX}, 107043, "SYMBOL-UNREGISTERED"),
+    (
+        "lookup before overflow",
+        {"symbol": PAGEABLE, "offset": SIZE_MAX},
+        107043,
+        "SYMBOL-UNREGISTERED",
+    ),
     ("overflow before stream", {"offset": SIZE_MAX, "stream": 0xDEAD}, 500001, "BOUNDS-OVERFLOW"),
     ("bounds before stream", {"offset": 250, "stream": 0xDEAD}, 100000, "BOUNDS-PAST-END"),
-    ("bad stream before foreign check", {"stream": 0xDEAD, "src": PINNED}, 107017, "STREAM-INVALID-HANDLE"),
+    (
+        "bad stream before foreign check",
+        {"stream": 0xDEAD, "src": PINNED},
+        107017,
+        "STREAM-INVALID-HANDLE",
+    ),
 ]
 
 
@@ -135,12 +166,19 @@ def test_interior_pointer() -> None:
     for profile in ("cann", "spec"):
         w = make_world(profile)
         for k in (1, 2, 255):
-            outcome = w.allowed("memcpy_to_symbol_async", **base_to(w, symbol=w.sym["g_arr256"] + k))
+            outcome = w.allowed(
+                "memcpy_to_symbol_async", **base_to(w, symbol=w.sym["g_arr256"] + k)
+            )
             assert outcome.primary.requirement == "SYMBOL-INTERIOR"
-            assert (codes(outcome) == {107043}) if profile == "cann" else spec_class(outcome) == REJECT
+            assert (
+                (codes(outcome) == {107043}) if profile == "cann" else spec_class(outcome) == REJECT
+            )
         # one past the end of a variable's shadow is the next variable, or nothing
         after = w.sym["g_arr4k"] + 4096
-        assert w.allowed("memcpy_to_symbol_async", **base_to(w, symbol=after)).primary.requirement == "SYMBOL-UNREGISTERED"
+        assert (
+            w.allowed("memcpy_to_symbol_async", **base_to(w, symbol=after)).primary.requirement
+            == "SYMBOL-UNREGISTERED"
+        )
 
 
 def test_no_current_device() -> None:
@@ -149,7 +187,9 @@ def test_no_current_device() -> None:
     outcome = w.allowed("memcpy_to_symbol_async", thread=7, **base_to(w, stream=0))
     assert codes(outcome) == {0, 107002}
     w = make_world("spec")
-    assert spec_class(w.allowed("memcpy_to_symbol_async", thread=7, **base_to(w, stream=0))) == EITHER
+    assert (
+        spec_class(w.allowed("memcpy_to_symbol_async", thread=7, **base_to(w, stream=0))) == EITHER
+    )
 
 
 def test_null_stream_without_default_stream_capability() -> None:
@@ -198,7 +238,15 @@ def test_to_symbol_sync(over: dict[str, Any], cann_codes: set[int], spec: str) -
 
 # --- the reads -------------------------------------------------------------------
 def base_from(w: W, **over: Any) -> dict[str, Any]:
-    args: dict[str, Any] = dict(dst=PINNED, dst_max=64, symbol=w.sym["g_arr256"], count=16, offset=0, kind=2, stream=w.stream)
+    args: dict[str, Any] = dict(
+        dst=PINNED,
+        dst_max=64,
+        symbol=w.sym["g_arr256"],
+        count=16,
+        offset=0,
+        kind=2,
+        stream=w.stream,
+    )
     args.update(over)
     return args
 
@@ -238,17 +286,24 @@ def test_from_symbol(case: tuple[dict[str, Any], set[int], str, str], async_: bo
 
 def test_from_symbol_async_stream_rules() -> None:
     w = world_with_dead_stream("cann")
-    assert codes(w.allowed("memcpy_from_symbol_async", **base_from(w, stream=DESTROYED))) == {107017}
+    assert codes(w.allowed("memcpy_from_symbol_async", **base_from(w, stream=DESTROYED))) == {
+        107017
+    }
     assert codes(w.allowed("memcpy_from_symbol_async", **base_from(w, stream=0x300))) == {107003}
-    assert codes(w.allowed("memcpy_from_symbol_async", **base_from(w, stream=0x300, dst=PAGEABLE))) == {0, 107003}
+    assert codes(
+        w.allowed("memcpy_from_symbol_async", **base_from(w, stream=0x300, dst=PAGEABLE))
+    ) == {0, 107003}
     assert codes(w.allowed("memcpy_from_symbol_async", **base_from(w, stream=0))) == {0}
 
 
 # --- symbol queries ---------------------------------------------------------------
-@pytest.mark.parametrize("call,null_flag,req", [
-    ("get_symbol_address", "null_dev_ptr", "GETSYMBOL-ADDRESS"),
-    ("get_symbol_size", "null_size", "GETSYMBOL-SIZE"),
-])
+@pytest.mark.parametrize(
+    "call,null_flag,req",
+    [
+        ("get_symbol_address", "null_dev_ptr", "GETSYMBOL-ADDRESS"),
+        ("get_symbol_size", "null_size", "GETSYMBOL-SIZE"),
+    ],
+)
 def test_symbol_queries(call: str, null_flag: str, req: str) -> None:
     w = make_world("cann")
     s = w.sym["g_u64"]
@@ -287,14 +342,19 @@ def test_sync_timeout_cann() -> None:
     s = w.stream
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-2)) == {107000}
     # timeout < -1 is checked at the ACL layer, before the handle
-    assert codes(w.allowed("synchronize_stream_with_timeout", stream=0xDEAD, timeout=-2)) == {107000}
+    assert codes(w.allowed("synchronize_stream_with_timeout", stream=0xDEAD, timeout=-2)) == {
+        107000
+    }
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=0xDEAD, timeout=0)) == {107017}
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=0)) == {107000}
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-1)) == {0, 507046}
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=100)) == {0, 507046}
     w.ok("launch_gate", stream=s, outputs={"gate": 1})
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=100)) == {507046}
-    assert w.allowed("synchronize_stream_with_timeout", stream=s, timeout=100).primary.requirement == "SYNC-TIMEOUT"
+    assert (
+        w.allowed("synchronize_stream_with_timeout", stream=s, timeout=100).primary.requirement
+        == "SYNC-TIMEOUT"
+    )
 
 
 def test_sync_timeout_spec() -> None:
@@ -388,9 +448,13 @@ def test_device_calls() -> None:
         assert not w.allowed("set_device", device_id=-1).accepts_success()
         assert not w.allowed("get_device", thread=3).accepts_success()
         assert w.model.expect("get_device").settle(0, device_id=0) == []
-        assert [v.requirement for v in w.model.expect("get_device").settle(0, device_id=1)] == ["DEVICE-CALLS"]
+        assert [v.requirement for v in w.model.expect("get_device").settle(0, device_id=1)] == [
+            "DEVICE-CALLS"
+        ]
         assert w.model.expect("get_device_count").settle(0, count=2) == []
-        assert [v.requirement for v in w.model.expect("get_device_count").settle(0, count=1)] == ["DEVICE-CALLS"]
+        assert [v.requirement for v in w.model.expect("get_device_count").settle(0, count=1)] == [
+            "DEVICE-CALLS"
+        ]
         assert not w.allowed("reset_device", device_id=5).accepts_success()
 
 
@@ -410,7 +474,10 @@ def test_settle_reports_the_requirement_and_what_was_allowed() -> None:
     assert v.requirement == "KIND-REJECTED"
     assert "ACL_ERROR_INVALID_PARAM (100000)" in v.allowed
     assert "ACL_ERROR_RT_PARAM_INVALID (107000)" in v.observed
-    assert "aclrtMemcpyToSymbolAsync(&g_arr256, pinned0, 16, 0, ACL_MEMCPY_DEVICE_TO_HOST, stream1)" in v.call
+    assert (
+        "aclrtMemcpyToSymbolAsync(&g_arr256, pinned0, 16, 0, ACL_MEMCPY_DEVICE_TO_HOST, stream1)"
+        in v.call
+    )
     text = v.render()
     assert text.startswith("[KIND-REJECTED]") and "allowed:" in text
 

@@ -35,11 +35,13 @@ class W:
     foreign_stream: int = 0x300
     """A stream created on device 1."""
 
-    def ok(self, name: str, thread: int = 0, outputs: dict[str, object] | None = None, **args: object) -> None:
+    def ok(
+        self, name: str, thread: int = 0, outputs: dict[str, object] | None = None, **args: object
+    ) -> None:
         v = self.model.call(name, ACL_SUCCESS, thread=thread, outputs=outputs, **args)
         assert not v, "\n".join(x.render() for x in v)
 
-    def allowed(self, name: str, thread: int = 0, **args: object):  # noqa: ANN201 - Outcome
+    def allowed(self, name: str, thread: int = 0, **args: object):
         return self.model.expect(name, thread, **args).outcome
 
     def observe(self, name: str, data: bytes, offset: int = 0, device: int = 0) -> list[str]:
@@ -63,6 +65,14 @@ def make_world(profile: str = "cann", devices: int = 2, default_stream: bool = T
     w.ok("set_device", device_id=0)
     w.ok("create_stream", outputs={"stream": w.stream})
     w.ok("create_stream", outputs={"stream": w.other_stream})
-    w.ok("malloc_host", size=BUF_SIZE, outputs={"host_ptr": PINNED, "contents": bytes(range(256)) * 32})
-    w.ok("malloc_pageable", size=BUF_SIZE, outputs={"ptr": PAGEABLE, "contents": bytes(255 - (i % 256) for i in range(BUF_SIZE))})
+    w.ok(
+        "malloc_host",
+        size=BUF_SIZE,
+        outputs={"host_ptr": PINNED, "contents": bytes(range(256)) * 32},
+    )
+    w.ok(
+        "malloc_pageable",
+        size=BUF_SIZE,
+        outputs={"ptr": PAGEABLE, "contents": bytes(255 - (i % 256) for i in range(BUF_SIZE))},
+    )
     return w

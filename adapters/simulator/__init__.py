@@ -1,0 +1,20 @@
+"""The bundled simulator backend: an independent in-process implementation of the ACL calls.
+
+It shares constants (error numbers, kinds) with ``reference_impl`` and no logic.
+
+Modules, one job each:
+
+- ``cabi``: what a Python integer becomes as a C argument (size_t, int32, pointers);
+- ``layout``: the fixture variables, their shadow addresses, device offsets and initial pattern;
+- ``symbols``: the symbol table (exact shadow address -> variable);
+- ``hostmem``: the simulated host address space, pinned memory and registrations;
+- ``streams``: streams, their worker threads and the schedules (eager, lazy, random);
+- ``events``: events (records and waits) and the stream gate;
+- ``devices``: devices, contexts and each host thread's current device;
+- ``options``: the simulator's options, from values or strings;
+- ``simulator``: the ACL call layer, with CANN's checks in CANN's order.
+"""
+
+from .simulator import Simulator, SimulatorClosed, __version__
+
+__all__ = ["Simulator", "SimulatorClosed", "__version__"]

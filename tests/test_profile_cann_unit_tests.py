@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from acl_conformance.reference_impl.constants import SIZE_MAX
 from world import PAGEABLE, PINNED, W, make_world
+
+from acl_conformance.reference_impl.constants import SIZE_MAX
 
 H2D, D2H, DEFAULT = 1, 2, 4
 LOCAL = PAGEABLE + 64

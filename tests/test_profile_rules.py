@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from world import PAGEABLE, PINNED, W, make_world
+
 from acl_conformance.reference_impl.constants import INT32_MAX, SIZE_MAX
 from acl_conformance.reference_impl.outcome import Outcome
-from world import PAGEABLE, PINNED, W, make_world
 
 SUCCESS, REJECT, EITHER = "success", "reject", "either"
 SOME_ERRORS = (1, 100000, 107000, 999999)

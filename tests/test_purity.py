@@ -58,7 +58,9 @@ def test_no_io_calls(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            assert node.func.id not in FORBIDDEN_CALLS, f"{path.name}:{node.lineno} calls {node.func.id}()"
+            assert node.func.id not in FORBIDDEN_CALLS, (
+                f"{path.name}:{node.lineno} calls {node.func.id}()"
+            )
 
 
 def test_the_check_can_fail(tmp_path: Path) -> None:

@@ -165,10 +165,12 @@ class Simulator(Adapter):
             gates = list(self._gates.values())
             streams = list(self._live_streams)
             self._live_streams.clear()
-        for gate in gates:  # a worker blocked on a gate must be able to see the stop
-            gate.open()
+        # Abort first, so that no waiter is told that a task completed; then open the gates,
+        # so that a worker blocked on one can see the abort; then join.
         for stream in streams:
-            stream.halt()
+            stream.abort()
+        for gate in gates:
+            gate.open()
         for stream in streams:
             stream.join()
 

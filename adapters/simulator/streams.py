@@ -19,7 +19,8 @@ Schedules (legal freedom of when tasks run; order within a stream never changes)
   seeds (and identically for one seed, as far as the OS scheduler allows).
 
 The worker thread starts with the first task (a stream nobody uses costs no
-thread) and is a daemon; ``close`` and ``stop`` end and join it.
+thread) and is a daemon; ``retire`` (drain, then end) and ``abort`` (end now,
+dropping what has not run) end it, and ``join`` waits for it.
 """
 
 from __future__ import annotations
@@ -90,7 +91,9 @@ class Stream:
         self._closing = False
         """No new task is accepted (destroy or reset under way)."""
         self._stopped = False
-        """The worker ends; tasks not yet run are dropped (simulator closed)."""
+        """The worker ends (after a retire, or an abort)."""
+        self._aborted = False
+        """Ended by ``abort`` (simulator closed): tasks not yet run are dropped, waiters fail."""
         self._failures: list[BaseException] = []
         self._thread: threading.Thread | None = None
 
@@ -121,6 +124,10 @@ class Stream:
         with self._cond:
             self._raise_demand(seq)
             self._cond.wait_for(lambda: self._completed >= seq or self._stopped, timeout)
+            # An abort wins over a task that completed meanwhile: after close, nobody may
+            # be told that tasks finished (close opens gates to free the workers).
+            if self._aborted:
+                return Wait.STOPPED
             if self._completed >= seq:
                 return Wait.DONE
             return Wait.STOPPED if self._stopped else Wait.TIMEOUT
@@ -152,22 +159,22 @@ class Stream:
         with self._cond:
             self._closing = True
         result = self.drain()
-        self.stop()
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        self.join()
         return result
 
-    def stop(self) -> None:
-        """End the worker now, dropping tasks not yet run, and join it."""
-        self.halt()
-        self.join()
-
-    def halt(self) -> None:
-        """Tell the worker to end (without waiting): tasks not yet run are dropped."""
+    def abort(self) -> None:
+        """Tell the worker to end now (without waiting for it): tasks not yet run are
+        dropped and every waiter is told STOPPED.  ``join`` then waits for the worker."""
         with self._cond:
+            self._aborted = True
             self._stopped = True
             self._cond.notify_all()
 
     def join(self, timeout: float = 10.0) -> None:
-        """Wait for the worker thread to end (after ``halt``)."""
+        """Wait for the worker thread to end (after ``abort``)."""
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)

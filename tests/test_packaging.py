@@ -41,9 +41,12 @@ def test_wheel_top_level_names(wheel: Path) -> None:
 
 def test_every_source_package_is_in_the_wheel(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
+    assert "acl_conformance/__init__.py" in names
     for folder, dotted in SOURCE_DIRS.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
+            if rel.parts and rel.parts[0] == "_root":
+                continue  # the namespace root, packaged as acl_conformance itself
             pkg = dotted.replace(".", "/") + ("/" + rel.as_posix() if rel.parts else "")
             assert f"{pkg}/__init__.py" in names, (
                 f"{init.parent} is not packaged (pyproject packages)"
@@ -62,8 +65,11 @@ def test_pyproject_lists_every_package() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     listed = set(cfg["packages"])
+    assert "acl_conformance" in listed
     for folder, dotted in SOURCE_DIRS.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
+            if rel.parts and rel.parts[0] == "_root":
+                continue
             name = ".".join([dotted, *rel.parts])
             assert name in listed, f"{name} missing from [tool.setuptools] packages"

@@ -1,0 +1,105 @@
+"""The run's shared state: which backend, which profile, and the live adapter.
+
+The pytest plugin creates one :class:`Suite` per session (per xdist worker);
+clause tests reach it through fixtures, state machines through ``current()``
+(Hypothesis machines cannot take pytest fixtures).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from acl_conformance.adapters.base import Adapter, Traced
+from acl_conformance.adapters.registry import resolve
+
+from .harness import Harness
+
+
+@dataclass
+class Suite:
+    """One run's backend and options; hands out harnesses over a live adapter."""
+
+    adapter_name: str = "sim"
+    adapter_options: Mapping[str, str] = field(default_factory=dict)
+    profile: str = "spec"
+    call_timeout: float = 60.0
+    _adapter: Traced | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    backend_version: str = ""
+    restarts: int = 0
+
+    def __repr__(self) -> str:
+        return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"
+
+    def new_adapter(self) -> Traced:
+        """A freshly resolved and initialised backend (raises AdapterResolutionError)."""
+        inner: Adapter = resolve(self.adapter_name, dict(self.adapter_options))
+        adapter = Traced(inner)
+        code = adapter.init(None)
+        if code != 0:
+            adapter.close()
+            raise RuntimeError(f"aclInit(NULL) on backend {self.adapter_name!r} returned {code}")
+        rc, version = adapter.get_version_str()
+        self.backend_version = version if rc == 0 else f"unknown (aclsysGetVersionStr returned {rc})"
+        return adapter
+
+    def adapter(self) -> Traced:
+        with self._lock:
+            if self._adapter is None:
+                self._adapter = self.new_adapter()
+            return self._adapter
+
+    def discard(self) -> None:
+        """Drop the adapter (it hung or crashed); the next test gets a fresh one."""
+        with self._lock:
+            if self._adapter is not None:
+                try:
+                    self._adapter.close()
+                finally:
+                    self._adapter = None
+                    self.restarts += 1
+
+    @contextmanager
+    def harness(self, fresh: bool = False) -> Iterator[Harness]:
+        """A harness over the shared adapter, or over a fresh one (``fresh``) for tests that
+        need the backend's whole state pristine (device resets)."""
+        adapter = self.new_adapter() if fresh else self.adapter()
+        h = Harness(adapter, self.profile, call_timeout=self.call_timeout)
+        h.model.world.initialized = True  # the adapter was initialised (aclInit) once
+        try:
+            h.call("set_device", device_id=0)
+            yield h
+        finally:
+            h.close()
+            if fresh:
+                adapter.close()
+            elif h.poisoned:
+                self.discard()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._adapter is not None:
+                try:
+                    self._adapter.finalize()
+                finally:
+                    self._adapter.close()
+                    self._adapter = None
+
+
+_current: Suite | None = None
+
+
+def install(suite: Suite) -> None:
+    global _current
+    _current = suite
+
+
+def current() -> Suite:
+    """The run's suite (set by the plugin; a default simulator run if none was set)."""
+    global _current
+    if _current is None:
+        _current = Suite()
+    return _current

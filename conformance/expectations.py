@@ -1,0 +1,113 @@
+"""Expectations files: a backend's known failures, kept in the backend's own repository.
+
+One entry per line; ``#`` starts a comment::
+
+    # id                                  reason                           link
+    STREAM-NULL-DEFAULT                   NULL is rejected, see issue      https://example.org/b/12
+    test_pinned.py::test_registered_memory_acts_pinned   no HostRegister yet
+
+The id is a requirement ID (every test citing it) or a test id: the part of a
+pytest node id from the test file name on (``test_kinds.py::test_x[1]``), or a
+prefix of it ending at ``::`` or ``[``.  A reason is required; a link
+(http:// or https://) is optional.  Listed tests are skipped, so that
+Hypothesis spends no time shrinking known failures.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acl_conformance.reference_impl.catalogue import BY_ID
+
+_REQ_LIKE = re.compile(r"[A-Z][A-Z0-9]*(-[A-Z0-9]+)+")
+
+
+class ExpectationsError(Exception):
+    """A malformed expectations file; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    reason: str
+    link: str | None
+    line: int
+
+    @property
+    def is_requirement(self) -> bool:
+        return bool(_REQ_LIKE.fullmatch(self.key))
+
+    def describe(self) -> str:
+        return f"{self.key}: {self.reason}" + (f" ({self.link})" if self.link else "")
+
+
+def short_id(nodeid: str) -> str:
+    """A node id from the test file name on, whatever directory pytest saw it in."""
+    path, sep, rest = nodeid.partition("::")
+    return path.rsplit("/", 1)[-1] + sep + rest
+
+
+@dataclass
+class Expectations:
+    entries: list[Entry] = field(default_factory=list)
+    source: str = ""
+    used: set[str] = field(default_factory=set)
+
+    @classmethod
+    def empty(cls) -> Expectations:
+        return cls()
+
+    @classmethod
+    def load(cls, path: str | Path) -> Expectations:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ExpectationsError(f"expectations file {p}: cannot be read ({exc.strerror or exc})") from None
+        return cls.parse(text, str(p))
+
+    @classmethod
+    def parse(cls, text: str, source: str = "<expectations>") -> Expectations:
+        entries: list[Entry] = []
+        seen: dict[str, int] = {}
+        for n, raw in enumerate(text.splitlines(), 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            key, _, rest = line.partition(" ")
+            words = rest.split()
+            link = words[-1] if words and re.match(r"https?://", words[-1]) else None
+            reason = " ".join(words[:-1] if link else words)
+            where = f"expectations file {source}, line {n}"
+            if not reason:
+                raise ExpectationsError(f"{where}: {key!r} has no reason (write why it is expected to fail)")
+            if _REQ_LIKE.fullmatch(key) and key not in BY_ID:
+                raise ExpectationsError(f"{where}: {key!r} is not a requirement ID (see 'acl-conformance list')")
+            if not _REQ_LIKE.fullmatch(key) and not key.startswith("test_"):
+                raise ExpectationsError(
+                    f"{where}: {key!r} is neither a requirement ID nor a test id (test_<file>.py::<test>)"
+                )
+            if key in seen:
+                raise ExpectationsError(f"{where}: {key!r} is listed twice (first on line {seen[key]})")
+            seen[key] = n
+            entries.append(Entry(key, reason, link, n))
+        return cls(entries, source)
+
+    def match(self, nodeid: str, requirements: list[str]) -> Entry | None:
+        """The entry covering a test (by its id or a requirement it cites), if any."""
+        sid = short_id(nodeid)
+        for e in self.entries:
+            hit = e.key in requirements if e.is_requirement else (
+                sid == e.key or sid.startswith(e.key + "::") or sid.startswith(e.key + "[")
+                or (e.key.endswith(".py") and sid.startswith(e.key + "::"))
+            )
+            if hit:
+                self.used.add(e.key)
+                return e
+        return None
+
+    def unused(self) -> list[Entry]:
+        """Entries that matched no collected test (stale, or a typo)."""
+        return [e for e in self.entries if e.key not in self.used]

@@ -1,0 +1,100 @@
+"""Failures a vendor can act on.
+
+A :class:`ConformanceFailure` says, for someone who has never read this code:
+which requirement was broken (ID, level, the spec sentence), the call that
+broke it in C form, what the profile allows there, what the backend did, and
+the call sequence that led there.  It keeps the trace of calls for the
+reproducer tools.  :class:`BackendCrash` and :class:`BackendTimeout` are the
+backend failing to answer at all: reported as CRASH and TIMEOUT, not FAIL.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+from acl_conformance.reference_impl import Violation
+from acl_conformance.reference_impl.catalogue import BY_ID
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .harness import Harness
+
+HISTORY_SHOWN = 40
+"""Calls shown in a failure message; the full trace is kept alongside."""
+
+
+def _requirement_block(req_id: str | None, profile: str) -> list[str]:
+    if req_id is None:
+        return ["requirement: none (the call sequence left the spec's domain)"]
+    r = BY_ID.get(req_id)
+    if r is None:
+        return [f"requirement: {req_id}"]
+    level = r.level(profile)
+    lines = [f"requirement: {r.id} ({level.value if level else 'n/a'} under profile {profile}): {r.title}"]
+    for q in r.quote:
+        lines.append(textwrap.fill(f'"{q}"', 96, initial_indent="  spec: ", subsequent_indent="        "))
+    if profile == "cann" and r.cann:
+        lines.append(textwrap.fill(r.cann, 96, initial_indent="  cann: ", subsequent_indent="        "))
+    if r.silent:
+        lines.append(textwrap.fill(r.silent, 96, initial_indent="  where the text is silent: ", subsequent_indent="        "))
+    return lines
+
+
+def _history(harness: Harness) -> list[str]:
+    hist = harness.model.history
+    shown = hist[-HISTORY_SHOWN:]
+    out = ["calls made, in order (C form; #N is the step):"]
+    if len(hist) > len(shown):
+        out.append(f"  ... {len(hist) - len(shown)} earlier calls (see the trace file)")
+    out += [f"  {line};" for line in shown]
+    return out
+
+
+class ConformanceFailure(AssertionError):
+    """The backend did something the profile does not allow."""
+
+    def __init__(self, violations: list[Violation], harness: Harness | None, setup_error: str | None = None):
+        self.violations = violations
+        self.profile = harness.profile if harness is not None else "?"
+        self.requirement = violations[0].requirement if violations else None
+        self.trace: list[Any] = harness.trace_records() if harness is not None else []
+        self.history = list(harness.model.history) if harness is not None else []
+        self.setup_error = setup_error
+        super().__init__(self._message(harness))
+
+    @classmethod
+    def setup(cls, message: str, harness: Harness) -> ConformanceFailure:
+        """A call the suite needs to set up a test failed: reported against no requirement."""
+        return cls([Violation(None, message)], harness, setup_error=message)
+
+    def _message(self, harness: Harness | None) -> str:
+        if not self.violations:  # pragma: no cover
+            return "conformance failure"
+        first = self.violations[0]
+        lines = [f"[{first.requirement or 'setup'}] {first.message}"]
+        lines += _requirement_block(first.requirement, self.profile)
+        if first.call:
+            lines.append(f"call:     {first.call}")
+        if first.allowed:
+            lines.append(f"allowed:  {first.allowed}")
+        if first.observed:
+            lines.append(f"backend:  {first.observed}")
+        lines += first.details
+        for extra in self.violations[1:4]:
+            lines.append(f"also: [{extra.requirement}] {extra.message}")
+        if harness is not None:
+            lines += _history(harness)
+        return "\n".join(lines)
+
+
+class BackendCrash(Exception):
+    """The backend raised, died or became unusable instead of answering (verdict CRASH)."""
+
+    def __init__(self, message: str, harness: Harness | None = None):
+        self.trace: list[Any] = harness.trace_records() if harness is not None else []
+        self.history = list(harness.model.history) if harness is not None else []
+        super().__init__(message)
+
+
+class BackendTimeout(BackendCrash):
+    """A call did not return in time (verdict TIMEOUT)."""

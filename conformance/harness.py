@@ -1,0 +1,433 @@
+"""The harness: every call goes to the backend *and* to the model, and must agree.
+
+A clause test or a state machine never calls the backend directly.  It calls
+``harness.call("memcpy_to_symbol_async", symbol=..., ...)``; the harness
+
+1. asks the model what the profile allows,
+2. makes the call on the backend (in the calling thread's own worker thread,
+   with a time limit, so a hanging backend yields TIMEOUT instead of a hung
+   run; each logical host thread keeps its own OS thread because ACL contexts
+   are per thread),
+3. reads back what a read wrote, and
+4. hands the answer to the model; any disagreement raises
+   :class:`ConformanceFailure`, whose message is written for a vendor who has
+   never read this code.
+
+Device variables are read once before their first use on each device, so the
+model knows what they held (contents are taken from the backend, never
+assumed).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from acl_conformance.adapters.base import OUTPUTS, Adapter, FixtureVariable, Traced
+from acl_conformance.reference_impl import Capabilities as ModelCapabilities
+from acl_conformance.reference_impl import Model, Violation
+from acl_conformance.reference_impl.calls import CALLS, render_call
+from acl_conformance.reference_impl.constants import (
+    ACL_SUCCESS,
+    SIZE_MAX,
+    MemcpyKind,
+    error_name,
+)
+
+from .failure import BackendCrash, BackendTimeout, ConformanceFailure
+
+D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
+BASELINE_LIMIT = 1 << 20
+"""Variables up to this size are read as soon as a device is first used, so that a
+stray write into them shows even if no test touches them on purpose."""
+
+_SYMBOL_CALLS = {"memcpy_to_symbol_async", "memcpy_to_symbol", "memcpy_from_symbol", "memcpy_from_symbol_async"}
+_READS = {"memcpy_from_symbol", "memcpy_from_symbol_async"}
+
+
+@dataclass
+class Result:
+    """What a call returned: the aclError code and the outputs by name."""
+
+    code: int
+    outputs: dict[str, Any]
+    gates_open: frozenset[int] = frozenset()
+    """The gates the suite had opened when the call returned (for timing checks)."""
+
+    def __getitem__(self, key: str) -> Any:
+        return self.outputs[key]
+
+    @property
+    def ok(self) -> bool:
+        return self.code == ACL_SUCCESS
+
+
+@dataclass
+class HostBuffer:
+    """Host memory allocated through the backend."""
+
+    address: int
+    size: int
+    pinned: bool
+    name: str
+
+    def at(self, offset: int) -> int:
+        return self.address + offset
+
+
+class _Worker:
+    """One OS thread that makes every backend call of one logical host thread."""
+
+    def __init__(self, name: str) -> None:
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+
+    def run(self, fn: Any, timeout: float, **args: Any) -> Any:
+        fut = self.pool.submit(fn, **args)
+        return fut.result(timeout=timeout)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Harness:
+    """One backend and one model, kept in step call by call."""
+
+    def __init__(
+        self,
+        adapter: Adapter,
+        profile: str,
+        *,
+        call_timeout: float = 60.0,
+        model_capabilities: ModelCapabilities | None = None,
+    ) -> None:
+        self.adapter = adapter if isinstance(adapter, Traced) else Traced(adapter)
+        self.profile = profile
+        self.caps = self.adapter.capabilities()
+        self.fixtures: dict[str, FixtureVariable] = {f.name: f for f in self.adapter.fixtures()}
+        self.model = Model(
+            profile,
+            model_capabilities
+            or ModelCapabilities(
+                devices=self.caps.devices,
+                default_stream=self.caps.default_stream,
+                events=self.caps.events,
+                host_register=self.caps.host_register,
+                gate=self.caps.gate,
+            ),
+        )
+        for f in self.fixtures.values():
+            self.model.add_symbol(f.name, f.address, f.size)
+        self.call_timeout = call_timeout
+        self.trace_start = len(self.adapter.trace)
+        self.poisoned: str | None = None
+        """Set when the backend hung or crashed: the harness must not be used again."""
+        self._lock = threading.RLock()
+        self._workers: dict[int, _Worker] = {}
+        self._threads: dict[int, int] = {}
+        self._known: set[tuple[int, str]] = set()
+        self._scratch: HostBuffer | None = None
+        self.buffers: list[HostBuffer] = []
+        self.streams: list[int] = []
+        self.events: list[int] = []
+        self._open_gates: set[int] = set()
+        self._told: set[int] = set()
+        """Gates whose opening the model has been told of."""
+        self.gates: list[int] = []
+
+    # -- threads ----------------------------------------------------------
+    def thread_no(self) -> int:
+        """The model's number for the calling host thread (0 for the first one)."""
+        ident = threading.get_ident()
+        with self._lock:
+            return self._threads.setdefault(ident, len(self._threads))
+
+    def _worker(self, thread: int) -> _Worker:
+        with self._lock:
+            w = self._workers.get(thread)
+            if w is None:
+                w = self._workers[thread] = _Worker(f"acl-host-{thread}")
+            return w
+
+    # -- the one way to call the backend -------------------------------------
+    def call(self, name: str, **args: Any) -> Result:
+        """Make ``name(**args)`` on the backend and check it against the model."""
+        _check_c_ranges(name, args)
+        thread = self.thread_no()
+        if name in _SYMBOL_CALLS and args.get("count"):
+            self._ensure_known(thread, args.get("symbol", 0))
+        result = self._raw(name, thread, args, render_call(name, args, self.model.world.name_of))
+        outputs = dict(result.outputs)
+        if result.ok and name == "memcpy_from_symbol":
+            outputs["observed"] = self._read_back(args["dst"], args["count"], thread)
+        elif result.ok and name == "memcpy_from_symbol_async":
+            rng = self.model.world.host_range(args["dst"], args["count"])
+            if rng.known and not self.model.profile.pinned_path(rng)[0]:
+                outputs["observed"] = self._read_back(args["dst"], args["count"], thread)
+        with self._lock:
+            # Gates a timer opened before the call returned: the model learns of them
+            # first, so a call that legitimately waited for one is judged as such.
+            for g in sorted(result.gates_open - self._told):
+                self._told.add(g)
+                self.model.expect("open_gate", thread, gate=g).settle(ACL_SUCCESS)
+            # The state the profile reads is the one before the call (only gates move
+            # concurrently), so asking after the call is the same as asking before.
+            exp = self.model.expect(name, thread, **args)
+            violations = exp.settle(result.code, **outputs)
+            violations += self._check_ready_reads(thread)
+        if name == "launch_gate" and result.ok:
+            self.gates.append(int(result.outputs["gate"]))
+        self._remember(name, args, result)
+        if violations:
+            raise ConformanceFailure(violations, self)
+        return result
+
+    def _raw(self, name: str, thread: int, args: dict[str, Any], label: str) -> Result:
+        if self.poisoned:
+            raise BackendCrash(f"the backend is unusable after an earlier failure: {self.poisoned}", self)
+        fn = getattr(self.adapter, name)
+
+        def job(**kw: Any) -> tuple[Any, frozenset[int]]:
+            out = fn(**kw)
+            # Taken the moment the call returns: which gates were open by then.
+            return out, frozenset(self._open_gates)
+
+        try:
+            raw, gates_open = self._worker(thread).run(job, self.call_timeout, **args)
+        except concurrent.futures.TimeoutError:
+            self.poisoned = f"{label} did not return within {self.call_timeout:g} s"
+            raise BackendTimeout(self.poisoned, self) from None
+        except Exception as exc:  # the backend raised instead of answering
+            self.poisoned = f"{label} raised {type(exc).__name__}: {exc}"
+            raise BackendCrash(self.poisoned, self) from exc
+        if isinstance(raw, tuple):
+            names = OUTPUTS.get(name, ())
+            return Result(int(raw[0]), dict(zip(names, raw[1:], strict=False)), gates_open)
+        return Result(int(raw), {}, gates_open)
+
+    def _read_back(self, address: int, count: int, thread: int) -> bytes:
+        r = self._raw("read_host", thread, {"src": address, "count": count}, "read_host")
+        if r.code != ACL_SUCCESS:
+            raise BackendCrash(f"reading host memory at 0x{address:x} failed with {error_name(r.code)}", self)
+        data: bytes = r.outputs["data"]
+        return bytes(data)
+
+    def _check_ready_reads(self, thread: int) -> list[Violation]:
+        out: list[Violation] = []
+        for r in self.model.ready_reads():
+            data = self._read_back(r.address, r.count, thread)
+            out += self.model.check_read(r, data)
+        return out
+
+    def _remember(self, name: str, args: dict[str, Any], result: Result) -> None:
+        if not result.ok:
+            return
+        if name == "create_stream" and "stream" in result.outputs:
+            self.streams.append(int(result.outputs["stream"]))
+        elif name == "destroy_stream" and args["stream"] in self.streams:
+            self.streams.remove(args["stream"])
+        elif name == "create_event" and "event" in result.outputs:
+            self.events.append(int(result.outputs["event"]))
+        elif name == "destroy_event" and args["event"] in self.events:
+            self.events.remove(args["event"])
+
+    # -- device variables ----------------------------------------------------
+    def current_device(self) -> int:
+        dev = self.model.world.current_device(self.thread_no())
+        return 0 if dev is None else dev
+
+    def _ensure_known(self, thread: int, symbol: int) -> None:
+        dev = self.model.world.current_device(thread)
+        if dev is None:
+            return
+        fixture = next((f for f in self.fixtures.values() if f.address == symbol), None)
+        if fixture is None:
+            return
+        if (dev, "*") not in self._known:
+            self._known.add((dev, "*"))
+            for f in self.fixtures.values():
+                if f.size <= BASELINE_LIMIT:
+                    self._learn(thread, dev, f)
+        self._learn(thread, dev, fixture)
+
+    def _learn(self, thread: int, device: int, f: FixtureVariable) -> None:
+        """Read a variable before the model has seen it: its contents become the starting point."""
+        if (device, f.name) in self._known:
+            return
+        self._known.add((device, f.name))
+        scratch = self._scratch_buffer(thread, f.size)
+        args = dict(dst=scratch.address, dst_max=scratch.size, symbol=f.address, count=f.size, offset=0, kind=D2H)
+        r = self._raw("memcpy_from_symbol", thread, args, f"reading {f.name} on device {device}")
+        observed = self._read_back(scratch.address, f.size, thread) if r.ok else None
+        with self._lock:
+            exp = self.model.expect("memcpy_from_symbol", thread, **args)
+            violations = exp.settle(r.code, **({"observed": observed} if observed is not None else {}))
+        if violations:
+            raise ConformanceFailure(violations, self)
+
+    def _scratch_buffer(self, thread: int, need: int = BASELINE_LIMIT) -> HostBuffer:
+        """Host memory that reads land in (never a source, so never filled)."""
+        if self._scratch is None or self._scratch.size < need:
+            size = max(need, min(BASELINE_LIMIT, max(f.size for f in self.fixtures.values())))
+            r = self.call("malloc_pageable", size=size)
+            if not r.ok:
+                raise ConformanceFailure.setup(f"malloc({size}) failed in the backend: {r.code}", self)
+            self._scratch = HostBuffer(int(r["ptr"]), size, False, "scratch")
+            self.buffers.append(self._scratch)
+        return self._scratch
+
+    def baseline(self, *names: str, device: int | None = None) -> None:
+        """Read these variables now (on ``device``, default the current one)."""
+        with self.on_device(device):
+            thread = self.thread_no()
+            dev = self.current_device()
+            for n in names:
+                self._learn(thread, dev, self.fixtures[n])
+
+    def observe(self, name: str, device: int | None = None, offset: int = 0, count: int | None = None) -> bytes:
+        """Read variable ``name`` (on ``device``) through aclrtMemcpyFromSymbol; judged by the model."""
+        f = self.fixtures[name]
+        n = f.size - offset if count is None else count
+        with self.on_device(device):
+            thread = self.thread_no()
+            scratch = self._scratch_buffer(thread, n)
+            self.call(
+                "memcpy_from_symbol", dst=scratch.address, dst_max=scratch.size, symbol=f.address,
+                count=n, offset=offset, kind=D2H,
+            )
+            return self._read_back(scratch.address, n, thread)
+
+    @contextmanager
+    def on_device(self, device: int | None) -> Iterator[None]:
+        """Make ``device`` current for the block (if given), then restore the previous one."""
+        before = self.model.world.current_device(self.thread_no())
+        if device is None or device == before:
+            yield
+            return
+        self.call("set_device", device_id=device)
+        try:
+            yield
+        finally:
+            if before is not None:
+                self.call("set_device", device_id=before)
+
+    # -- host memory -----------------------------------------------------------
+    def pinned(self, size: int, fill: bytes | None = None, name_hint: str = "pinned") -> HostBuffer:
+        r = self.call("malloc_host", size=size)
+        if not r.ok:
+            raise ConformanceFailure.setup(f"aclrtMallocHost({size}) failed: {error_name(r.code)} ({r.code})", self)
+        buf = HostBuffer(int(r["host_ptr"]), size, True, name_hint)
+        self.buffers.append(buf)
+        self.write(buf, 0, fill if fill is not None else _pattern(len(self.buffers), size))
+        return buf
+
+    def pageable(self, size: int, fill: bytes | None = None, name_hint: str = "host") -> HostBuffer:
+        r = self.call("malloc_pageable", size=size)
+        if not r.ok:
+            raise ConformanceFailure.setup(f"malloc({size}) failed in the backend: {r.code}", self)
+        buf = HostBuffer(int(r["ptr"]), size, False, name_hint)
+        self.buffers.append(buf)
+        self.write(buf, 0, fill if fill is not None else _pattern(len(self.buffers), size))
+        return buf
+
+    def write(self, buf: HostBuffer, offset: int, data: bytes) -> None:
+        """The host stores ``data`` into ``buf`` (a source may change while a copy is pending)."""
+        self.call("write_host", dst=buf.at(offset), data=bytes(data))
+
+    def read(self, buf: HostBuffer, offset: int = 0, count: int | None = None) -> bytes:
+        n = buf.size - offset if count is None else count
+        return self._read_back(buf.at(offset), n, self.thread_no())
+
+    # -- streams -----------------------------------------------------------------
+    def stream(self) -> int:
+        r = self.call("create_stream")
+        if not r.ok:
+            raise ConformanceFailure.setup(f"aclrtCreateStream failed: {error_name(r.code)} ({r.code})", self)
+        return int(r["stream"])
+
+    def gate(self, stream: int) -> int:
+        r = self.call("launch_gate", stream=stream)
+        if not r.ok:
+            raise ConformanceFailure.setup(f"the gate could not be enqueued: {error_name(r.code)}", self)
+        return int(r["gate"])
+
+    def open(self, gate: int) -> None:
+        self._open_gates.add(gate)
+        self._told.add(gate)
+        self.call("open_gate", gate=gate)
+
+    def open_later(self, gate: int, delay: float) -> threading.Timer:
+        """Open ``gate`` from a timer (so a backend that wrongly waits times out, never hangs)."""
+        timer = threading.Timer(delay, lambda: self._open_raw(gate))
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def _open_raw(self, gate: int) -> None:
+        # From the timer thread.  Marked open *before* the backend opens it, so a call
+        # that returns after the gate really opened always sees the mark (a correct
+        # backend is never blamed); the model learns of it before the next settle.
+        self._open_gates.add(gate)
+        self.adapter.open_gate(gate)
+
+    def gate_is_open(self, gate: int) -> bool:
+        return gate in self._open_gates
+
+    # -- teardown -------------------------------------------------------------------
+    def close(self) -> None:
+        """Leave the backend clean for the next test: open gates, drain, free what we made."""
+        try:
+            if not self.poisoned:
+                for g in self.gates:
+                    if g not in self._open_gates:
+                        self._raw("open_gate", 0, {"gate": g}, "open_gate")
+                        self._open_gates.add(g)
+                for s in list(self.streams):
+                    self._raw("destroy_stream", 0, {"stream": s}, "destroy_stream")
+                for e in list(self.events):
+                    self._raw("destroy_event", 0, {"event": e}, "destroy_event")
+                for b in self.buffers:
+                    self._raw("free_host" if b.pinned else "free_pageable", 0,
+                              {"host_ptr": b.address} if b.pinned else {"ptr": b.address}, "free")
+                self._raw("synchronize_device", 0, {}, "synchronize_device")
+        except (BackendCrash, BackendTimeout):
+            pass
+        finally:
+            for w in self._workers.values():
+                w.close()
+            self._workers.clear()
+
+    def trace_records(self) -> list[Any]:
+        return self.adapter.trace[self.trace_start :]
+
+
+_C_RANGES = {
+    "size_t": (0, SIZE_MAX),
+    "uint64_t": (0, SIZE_MAX),
+    "uint32_t": (0, 2**32 - 1),
+    "int32_t": (-(2**31), 2**31 - 1),
+    "aclrtMemcpyKind": (-(2**31), 2**31 - 1),
+}
+
+
+def _check_c_ranges(name: str, args: dict[str, Any]) -> None:
+    """A suite bug, not a backend failure: an argument C cannot represent."""
+    for p in CALLS[name].params:
+        lim = _C_RANGES.get(p.ctype)
+        v = args.get(p.name)
+        if lim is not None and isinstance(v, int) and not lim[0] <= v <= lim[1]:
+            raise ValueError(f"{name}: {p.name}={v} does not fit {p.ctype}")
+
+
+def _pattern(seed: int, size: int) -> bytes:
+    """A recognisable, non-repeating fill for fresh host buffers."""
+    base = bytes(((seed * 59 + i * 7 + (i >> 8) * 13) & 0xFF) or 1 for i in range(min(size, 4096)))
+    reps = -(-size // len(base))
+    return (base * reps)[:size]
+
+
+def names(items: Iterable[FixtureVariable]) -> list[str]:
+    return [f.name for f in items]

@@ -1,0 +1,127 @@
+"""Short forms of the calls the clause tests make, in the spec's own words.
+
+Every function goes through the harness, so every call is judged by the model.
+"""
+
+from __future__ import annotations
+
+from acl_conformance.reference_impl.constants import MemcpyKind
+
+from .harness import Harness, HostBuffer, Result
+
+H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
+D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
+DEFAULT = int(MemcpyKind.ACL_MEMCPY_DEFAULT)
+NULL = 0
+
+
+def symbol(h: Harness, name: str) -> int:
+    """The host shadow address of fixture variable ``name`` (``&name`` in C)."""
+    return h.fixtures[name].address
+
+
+def size(h: Harness, name: str) -> int:
+    return h.fixtures[name].size
+
+
+def to_symbol_async(
+    h: Harness,
+    var: str,
+    src: HostBuffer | int,
+    count: int,
+    offset: int = 0,
+    kind: int = H2D,
+    stream: int = NULL,
+    src_offset: int = 0,
+    sym: int | None = None,
+) -> Result:
+    """aclrtMemcpyToSymbolAsync(&var, src + src_offset, count, offset, kind, stream)."""
+    address = src.at(src_offset) if isinstance(src, HostBuffer) else src
+    return h.call(
+        "memcpy_to_symbol_async",
+        symbol=symbol(h, var) if sym is None else sym,
+        src=address,
+        count=count,
+        offset=offset,
+        kind=kind,
+        stream=stream,
+    )
+
+
+def to_symbol(
+    h: Harness, var: str, src: HostBuffer | int, count: int, offset: int = 0, kind: int = H2D, src_offset: int = 0
+) -> Result:
+    """aclrtMemcpyToSymbol(&var, src + src_offset, count, offset, kind)."""
+    address = src.at(src_offset) if isinstance(src, HostBuffer) else src
+    return h.call("memcpy_to_symbol", symbol=symbol(h, var), src=address, count=count, offset=offset, kind=kind)
+
+
+def from_symbol(
+    h: Harness, dst: HostBuffer, var: str, count: int, offset: int = 0, kind: int = D2H, dst_max: int | None = None
+) -> Result:
+    """aclrtMemcpyFromSymbol(dst, dstMax, &var, count, offset, kind)."""
+    return h.call(
+        "memcpy_from_symbol",
+        dst=dst.address,
+        dst_max=dst.size if dst_max is None else dst_max,
+        symbol=symbol(h, var),
+        count=count,
+        offset=offset,
+        kind=kind,
+    )
+
+
+def from_symbol_async(
+    h: Harness,
+    dst: HostBuffer,
+    var: str,
+    count: int,
+    offset: int = 0,
+    kind: int = D2H,
+    stream: int = NULL,
+    dst_max: int | None = None,
+) -> Result:
+    """aclrtMemcpyFromSymbolAsync(dst, dstMax, &var, count, offset, kind, stream)."""
+    return h.call(
+        "memcpy_from_symbol_async",
+        dst=dst.address,
+        dst_max=dst.size if dst_max is None else dst_max,
+        symbol=symbol(h, var),
+        count=count,
+        offset=offset,
+        kind=kind,
+        stream=stream,
+    )
+
+
+def sync(h: Harness, stream: int = NULL) -> Result:
+    return h.call("synchronize_stream", stream=stream)
+
+
+def sync_device(h: Harness) -> Result:
+    return h.call("synchronize_device")
+
+
+def event(h: Harness) -> int:
+    r = h.call("create_event")
+    return int(r["event"])
+
+
+def record(h: Harness, ev: int, stream: int) -> Result:
+    return h.call("record_event", event=ev, stream=stream)
+
+
+def wait(h: Harness, stream: int, ev: int) -> Result:
+    return h.call("stream_wait_event", stream=stream, event=ev)
+
+
+def destroyed_stream(h: Harness) -> int:
+    """A stream handle that was created and destroyed."""
+    s = h.stream()
+    h.call("destroy_stream", stream=s)
+    return s
+
+
+def pattern(tag: int, n: int) -> bytes:
+    """n bytes no other write of the test has: ``tag`` picks the sequence."""
+    return bytes(((tag * 73 + i * 29 + (i >> 8) * 11) % 251) + 1 for i in range(n))

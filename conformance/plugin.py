@@ -1,0 +1,270 @@
+"""The pytest plugin (entry point ``pytest11``): options, markers, fixtures, checks.
+
+Options (all start with ``--acl-``): the backend (``--acl-adapter``, default
+``sim``; ``--acl-adapter-option KEY=VALUE``), the profile (``--acl-profile
+spec|cann``), an expectations file, the Hypothesis profile (``ci``, ``dev``,
+``thorough``) and an example budget.
+
+Markers:
+
+- ``requirement(*ids)``: the catalogue requirements a test checks.  When the
+  whole suite is collected, collection fails if a requirement of the profile
+  has no test; a test that names an unknown ID always fails collection.
+- ``needs(**capabilities)``: skipped as *not supported* when the backend lacks
+  a capability (``devices=2``, ``gate=True``, ...).
+- ``profile(name)``: the test applies to that profile only.
+
+The plugin does nothing to test runs that do not collect the suite.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES, for_profile
+
+from . import context, settings
+from .expectations import Expectations, ExpectationsError
+from .failure import BackendCrash, BackendTimeout, ConformanceFailure
+from .harness import Harness
+
+SUITE_PACKAGE = "acl_conformance.conformance.suite"
+SUITE_DIR = Path(__file__).resolve().parent / "suite"
+NOT_SUPPORTED = "not supported: "
+"""Prefix of skip reasons for capabilities the backend lacks (reported as not_supported)."""
+EXPECTED = "expected failure: "
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("acl-conformance", "ACL conformance suite")
+    g.addoption("--acl-adapter", default="sim", help="backend: sim, module:attribute, or an entry point name (default sim)")
+    g.addoption(
+        "--acl-adapter-option", action="append", default=[], metavar="KEY=VALUE",
+        help="an option for the adapter's factory (repeatable), e.g. schedule=random",
+    )
+    g.addoption("--acl-profile", default="spec", choices=PROFILES, help="spec (the text) or cann (CANN's exact codes)")
+    g.addoption("--acl-expectations", default=None, metavar="FILE", help="known failures of this backend (skipped)")
+    g.addoption(
+        "--acl-hypothesis-profile", default="ci", choices=settings.PROFILE_NAMES,
+        help="ci (derandomised, the default), dev, or thorough",
+    )
+    g.addoption("--acl-examples", type=int, default=None, metavar="N", help="Hypothesis examples per test")
+    g.addoption("--acl-call-timeout", type=float, default=60.0, metavar="SECONDS", help="per-call limit (TIMEOUT)")
+    g.addoption("--acl-trace-dir", default=None, metavar="DIR", help="write each failing test's call trace here")
+
+
+def _suite_requested(config: pytest.Config) -> bool:
+    for arg in config.invocation_params.args:
+        a = str(arg)
+        if SUITE_PACKAGE in a or str(SUITE_DIR) in str(Path(a.split("::")[0]).resolve()):
+            return True
+    return False
+
+
+def _adapter_options(config: pytest.Config) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in config.getoption("acl_adapter_option"):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise pytest.UsageError(f"--acl-adapter-option {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "requirement(*ids): catalogue requirements this test checks")
+    config.addinivalue_line("markers", "needs(**capabilities): backend capabilities the test needs")
+    config.addinivalue_line("markers", "profile(name): the test applies to this profile only")
+    suite = context.Suite(
+        adapter_name=config.getoption("acl_adapter"),
+        adapter_options=_adapter_options(config),
+        profile=config.getoption("acl_profile"),
+        call_timeout=config.getoption("acl_call_timeout"),
+    )
+    context.install(suite)
+    config.stash[_SUITE] = suite
+    path = config.getoption("acl_expectations")
+    try:
+        config.stash[_EXPECT] = Expectations.load(path) if path else Expectations.empty()
+    except ExpectationsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    settings.register(config.getoption("acl_examples"))
+
+
+_SUITE = pytest.StashKey[context.Suite]()
+_EXPECT = pytest.StashKey[Expectations]()
+_ACTIVE = pytest.StashKey[bool]()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if not _suite_requested(config):
+        return None
+    suite = config.stash[_SUITE]
+    try:
+        suite.adapter()
+    except AdapterResolutionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    hyp = config.getoption("acl_hypothesis_profile")
+    seed = "derandomised" if hyp == "ci" else (config.getoption("hypothesis_seed", None) or "random")
+    opts = ", ".join(f"{k}={v}" for k, v in suite.adapter_options.items())
+    return [
+        f"acl-conformance: adapter={suite.adapter_name}{f' ({opts})' if opts else ''}, profile={suite.profile}",
+        f"acl-conformance: backend version: {suite.backend_version}",
+        f"acl-conformance: hypothesis profile={hyp}, seed={seed}"
+        + (f", examples={config.getoption('acl_examples')}" if config.getoption("acl_examples") else ""),
+    ]
+
+
+def _requirements_of(item: pytest.Item) -> list[str]:
+    ids: list[str] = []
+    for mark in item.iter_markers("requirement"):
+        ids.extend(str(a) for a in mark.args)
+    return ids
+
+
+def _is_suite_item(item: pytest.Item) -> bool:
+    mod = getattr(item, "module", None)
+    return mod is not None and mod.__name__.startswith(SUITE_PACKAGE + ".")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    suite_items = [i for i in items if _is_suite_item(i)]
+    config.stash[_ACTIVE] = bool(suite_items)
+    if not suite_items:
+        return
+    settings.load(config.getoption("acl_hypothesis_profile"), config.getoption("acl_examples"))
+    profile = config.getoption("acl_profile")
+    errors = []
+    covered: set[str] = set()
+    for item in suite_items:
+        ids = _requirements_of(item)
+        if not ids:
+            errors.append(f"{item.nodeid}: no requirement marker")
+        for rid in ids:
+            if rid not in BY_ID:
+                errors.append(f"{item.nodeid}: unknown requirement id {rid!r}")
+            covered.add(rid)
+    modules = {i.module.__name__ for i in suite_items if getattr(i, "module", None) is not None}
+    whole = modules >= _suite_modules()
+    if whole:
+        missing = [r.id for r in for_profile(profile) if r.id not in covered]
+        if missing:
+            errors.append(f"requirements of profile {profile} without a test: {', '.join(missing)}")
+    if errors:
+        raise pytest.UsageError("acl-conformance collection failed:\n  " + "\n  ".join(errors))
+    expectations = config.stash[_EXPECT]
+    for item in suite_items:
+        entry = expectations.match(item.nodeid, _requirements_of(item))
+        if entry is not None:
+            item.add_marker(pytest.mark.skip(reason=f"{EXPECTED}{entry.describe()}"))
+            item.user_properties.append(("expected_failure", entry.key))
+        only = item.get_closest_marker("profile")
+        if only is not None and profile not in only.args:
+            item.add_marker(pytest.mark.skip(reason=f"applies to profile {', '.join(only.args)} only"))
+
+
+def _suite_modules() -> set[str]:
+    return {f"{SUITE_PACKAGE}.{p.stem}" for p in SUITE_DIR.glob("test_*.py")}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not _is_suite_item(item):
+        return
+    need = item.get_closest_marker("needs")
+    if need is None:
+        return
+    suite = item.config.stash[_SUITE]
+    caps = suite.adapter().capabilities()
+    for name, wanted in need.kwargs.items():
+        have = getattr(caps, name)
+        if (isinstance(wanted, bool) and have != wanted) or (not isinstance(wanted, bool) and have < wanted):
+            pytest.skip(f"{NOT_SUPPORTED}the backend declares {name}={have!r}, the test needs {name}={wanted!r}")
+
+
+@pytest.fixture(scope="session")
+def acl_suite(pytestconfig: pytest.Config) -> context.Suite:
+    """The run's backend and options."""
+    return pytestconfig.stash[_SUITE]
+
+
+@pytest.fixture
+def harness(acl_suite: context.Suite) -> Iterator[Harness]:
+    """A harness over the shared backend, cleaned up after the test."""
+    with acl_suite.harness() as h:
+        yield h
+
+
+@pytest.fixture
+def fresh_harness(acl_suite: context.Suite) -> Iterator[Harness]:
+    """A harness over a backend of its own (for device resets and other global state)."""
+    with acl_suite.harness(fresh=True) as h:
+        yield h
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if not _is_suite_item(item) or call.when != "call":
+        return
+    ids = _requirements_of(item)
+    report.user_properties.append(("requirements", " ".join(ids)))
+    exc = call.excinfo.value if call.excinfo is not None else None
+    failure = _unwrap(exc)
+    if failure is None:
+        return
+    kind = "timeout" if isinstance(failure, BackendTimeout) else "crash" if isinstance(failure, BackendCrash) else "fail"
+    report.user_properties.append(("acl_status", kind))
+    if isinstance(failure, ConformanceFailure):
+        report.user_properties.append(("failed_requirement", failure.requirement or ""))
+    history = getattr(failure, "history", [])
+    report.user_properties.append(("calls", "\n".join(history[-60:])))
+    trace_dir = item.config.getoption("acl_trace_dir")
+    if trace_dir:
+        path = Path(trace_dir) / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:] + ".trace.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "nodeid": item.nodeid,
+            "adapter": item.config.getoption("acl_adapter"),
+            "profile": item.config.getoption("acl_profile"),
+            "status": kind,
+            "requirement": getattr(failure, "requirement", None),
+            "message": str(failure),
+            "calls": [r.to_json() for r in getattr(failure, "trace", [])],
+        }
+        path.write_text(json.dumps(doc, indent=1))
+        report.user_properties.append(("trace_file", str(path)))
+
+
+_GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)
+
+
+def _unwrap(exc: BaseException | None) -> BaseException | None:
+    """The suite's own failure inside whatever Hypothesis or pytest wrapped it in."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, (ConformanceFailure, BackendCrash)):
+            return exc
+        if _GROUP is not None and isinstance(exc, _GROUP):
+            for sub in exc.exceptions:
+                found = _unwrap(sub)
+                if found is not None:
+                    return found
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    suite = session.config.stash.get(_SUITE, None)
+    if suite is not None:
+        suite.close()

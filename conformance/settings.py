@@ -1,0 +1,61 @@
+"""Hypothesis settings profiles of the suite: ci, dev, thorough.
+
+``ci`` is what conformance runs and CI gates use: derandomised (the same run
+gives the same verdict), no deadline (a backend's speed is not a conformance
+question), no example database (a run does not depend on earlier runs), and
+the blob printed so that a failure can be replayed exactly.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+PROFILE_NAMES = ("ci", "dev", "thorough")
+
+_SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+_PROFILES: dict[str, dict[str, object]] = {
+    "ci": dict(
+        derandomize=True,
+        deadline=None,
+        database=None,
+        print_blob=True,
+        max_examples=30,
+        stateful_step_count=30,
+        suppress_health_check=_SLOW,
+    ),
+    "dev": dict(
+        deadline=None,
+        print_blob=True,
+        max_examples=15,
+        stateful_step_count=20,
+        suppress_health_check=_SLOW,
+    ),
+    "thorough": dict(
+        deadline=None,
+        database=None,
+        print_blob=True,
+        max_examples=300,
+        stateful_step_count=80,
+        suppress_health_check=_SLOW,
+    ),
+}
+
+
+def hypothesis_profile_name(name: str) -> str:
+    """The registered name of suite profile ``name`` (kept apart from Hypothesis' own 'ci')."""
+    return f"acl-conformance-{name}"
+
+
+def register(max_examples: int | None = None) -> None:
+    """Register the three profiles (``max_examples`` overrides each profile's count)."""
+    for name, kw in _PROFILES.items():
+        opts = dict(kw)
+        if max_examples is not None:
+            opts["max_examples"] = max_examples
+        settings.register_profile(hypothesis_profile_name(name), **opts)  # type: ignore[arg-type]
+
+
+def load(name: str, max_examples: int | None = None) -> None:
+    register(max_examples)
+    settings.load_profile(hypothesis_profile_name(name))

@@ -1,0 +1,112 @@
+"""Bounds: offset + count <= the variable's size (as aclrtGetSymbolSize reports it)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import Harness
+from acl_conformance.reference_impl.constants import SIZE_MAX
+
+SMALL = ["g_u8", "g_u32", "g_u64", "g_struct12", "g_struct24", "g_arr256", "g_arr4k"]
+ALL = [*SMALL, "g_arr1m", "g_arr16m"]
+
+
+@pytest.mark.requirement("BOUNDS-END-EXACT", "EFFECT-BYTES")
+@pytest.mark.parametrize("var", ALL)
+def test_last_byte_is_writable(harness: Harness, var: str) -> None:
+    h = harness
+    n = ops.size(h, var)
+    src = h.pageable(16, ops.pattern(5, 16))
+    count = min(n, 3)
+    assert ops.to_symbol_async(h, var, src, count=count, offset=n - count).ok
+    assert h.observe(var, offset=n - count)[-count:] == ops.pattern(5, count)
+
+
+@pytest.mark.requirement("BOUNDS-END-EXACT", "SYMBOL-SIZE-AS-DECLARED")
+@pytest.mark.parametrize("var", SMALL)
+def test_whole_variable(harness: Harness, var: str) -> None:
+    h = harness
+    r = h.call("get_symbol_size", symbol=ops.symbol(h, var))
+    n = int(r["size"])
+    src = h.pinned(n, ops.pattern(6, n))
+    s = h.stream()
+    assert ops.to_symbol_async(h, var, src, count=n, stream=s).ok
+    ops.sync(h, s)
+    assert h.observe(var) == ops.pattern(6, n)
+
+
+@pytest.mark.requirement("BOUNDS-PAST-END", "HYGIENE-NO-WRITE")
+@pytest.mark.parametrize("var", SMALL)
+@pytest.mark.parametrize("where", ["one past", "offset at end", "offset past end", "count too big"])
+def test_past_the_end_is_rejected(harness: Harness, var: str, where: str) -> None:
+    h = harness
+    n = ops.size(h, var)
+    offset, count = {
+        "one past": (n - min(n, 4) + 1, min(n, 4)),
+        "offset at end": (n, 1),
+        "offset past end": (n + 100, 1),
+        "count too big": (0, n + 1),
+    }[where]
+    src = h.pageable(n + 128, ops.pattern(7, n + 128))
+    assert not ops.to_symbol_async(h, var, src, count=count, offset=offset).ok
+    h.observe(var)
+
+
+@pytest.mark.requirement("BOUNDS-OVERFLOW", "HYGIENE-NO-WRITE")
+@pytest.mark.parametrize(
+    "offset,count",
+    [(SIZE_MAX, 1), (2, SIZE_MAX - 1), (SIZE_MAX - 10, 20), (SIZE_MAX, SIZE_MAX), (1 << 63, 1 << 63)],
+    ids=["SIZE_MAX+1", "2+(SIZE_MAX-1)", "(SIZE_MAX-10)+20", "SIZE_MAX+SIZE_MAX", "2^63+2^63"],
+)
+def test_wrapping_sum_is_rejected(harness: Harness, offset: int, count: int) -> None:
+    h = harness
+    src = h.pageable(64, ops.pattern(8, 64))
+    assert not ops.to_symbol_async(h, "g_arr256", src, count=count, offset=offset).ok
+    h.observe("g_arr256")
+
+
+@pytest.mark.requirement("COUNT-ZERO", "CHECK-ORDER")
+@pytest.mark.parametrize(
+    "case", ["valid", "NULL symbol", "NULL src", "bad kind", "garbage stream", "interior symbol", "offset past end"]
+)
+def test_count_zero(harness: Harness, case: str) -> None:
+    """Under cann count == 0 succeeds before every other check; under spec anything but a write."""
+    h = harness
+    src = h.pageable(16, ops.pattern(9, 16))
+    args: dict[str, int] = dict(symbol=ops.symbol(h, "g_u32"), src=src.address, count=0, offset=0, kind=ops.H2D, stream=ops.NULL)
+    if case == "NULL symbol":
+        args["symbol"] = 0
+    elif case == "NULL src":
+        args["src"] = 0
+    elif case == "bad kind":
+        args["kind"] = ops.D2H
+    elif case == "garbage stream":
+        args["stream"] = h.adapter.invalid_handle()
+    elif case == "interior symbol":
+        args["symbol"] = ops.symbol(h, "g_u32") + 1
+    elif case == "offset past end":
+        args["offset"] = 1000
+    h.call("memcpy_to_symbol_async", **args)
+    h.observe("g_u32")
+
+
+@pytest.mark.requirement("BOUNDS-END-EXACT", "BOUNDS-PAST-END", "BOUNDS-OVERFLOW")
+@given(
+    var=st.sampled_from(SMALL),
+    slack=st.integers(-8, 8),
+    count=st.integers(1, 32),
+    huge=st.booleans(),
+)
+def test_around_the_bound(acl_suite, var: str, slack: int, count: int, huge: bool) -> None:
+    with acl_suite.harness() as h:
+        n = ops.size(h, var)
+        count = min(count, n)
+        offset = max(0, n - count + slack)
+        if huge:
+            offset = min(SIZE_MAX, SIZE_MAX - count + 1 + max(slack, 0))
+        src = h.pageable(64, ops.pattern(10, 64))
+        ops.to_symbol_async(h, var, src, count=count, offset=offset)
+        h.observe(var)

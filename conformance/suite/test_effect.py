@@ -25,7 +25,7 @@ def test_middle_of_each_variable(harness: Harness, var: str, memory: str) -> Non
     ops.to_symbol_async(h, var, src, count=count, offset=offset, stream=s)
     ops.sync(h, s)
     assert h.observe(var)[offset : offset + count] == data
-    for other in NEIGHBOURS + ["g_arr1m"]:
+    for other in [*NEIGHBOURS, "g_arr1m"]:
         h.observe(other)  # every neighbour: untouched (judged by the model)
 
 

@@ -43,7 +43,9 @@ class Suite:
             adapter.close()
             raise RuntimeError(f"aclInit(NULL) on backend {self.adapter_name!r} returned {code}")
         rc, version = adapter.get_version_str()
-        self.backend_version = version if rc == 0 else f"unknown (aclsysGetVersionStr returned {rc})"
+        self.backend_version = (
+            version if rc == 0 else f"unknown (aclsysGetVersionStr returned {rc})"
+        )
         return adapter
 
     def adapter(self) -> Traced:

@@ -65,7 +65,9 @@ class Expectations:
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ExpectationsError(f"expectations file {p}: cannot be read ({exc.strerror or exc})") from None
+            raise ExpectationsError(
+                f"expectations file {p}: cannot be read ({exc.strerror or exc})"
+            ) from None
         return cls.parse(text, str(p))
 
     @classmethod
@@ -82,15 +84,21 @@ class Expectations:
             reason = " ".join(words[:-1] if link else words)
             where = f"expectations file {source}, line {n}"
             if not reason:
-                raise ExpectationsError(f"{where}: {key!r} has no reason (write why it is expected to fail)")
+                raise ExpectationsError(
+                    f"{where}: {key!r} has no reason (write why it is expected to fail)"
+                )
             if _REQ_LIKE.fullmatch(key) and key not in BY_ID:
-                raise ExpectationsError(f"{where}: {key!r} is not a requirement ID (see 'acl-conformance list')")
+                raise ExpectationsError(
+                    f"{where}: {key!r} is not a requirement ID (see 'acl-conformance list')"
+                )
             if not _REQ_LIKE.fullmatch(key) and not key.startswith("test_"):
                 raise ExpectationsError(
                     f"{where}: {key!r} is neither a requirement ID nor a test id (test_<file>.py::<test>)"
                 )
             if key in seen:
-                raise ExpectationsError(f"{where}: {key!r} is listed twice (first on line {seen[key]})")
+                raise ExpectationsError(
+                    f"{where}: {key!r} is listed twice (first on line {seen[key]})"
+                )
             seen[key] = n
             entries.append(Entry(key, reason, link, n))
         return cls(entries, source)
@@ -99,9 +107,15 @@ class Expectations:
         """The entry covering a test (by its id or a requirement it cites), if any."""
         sid = short_id(nodeid)
         for e in self.entries:
-            hit = e.key in requirements if e.is_requirement else (
-                sid == e.key or sid.startswith(e.key + "::") or sid.startswith(e.key + "[")
-                or (e.key.endswith(".py") and sid.startswith(e.key + "::"))
+            hit = (
+                e.key in requirements
+                if e.is_requirement
+                else (
+                    sid == e.key
+                    or sid.startswith(e.key + "::")
+                    or sid.startswith(e.key + "[")
+                    or (e.key.endswith(".py") and sid.startswith(e.key + "::"))
+                )
             )
             if hit:
                 self.used.add(e.key)

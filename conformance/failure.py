@@ -30,13 +30,26 @@ def _requirement_block(req_id: str | None, profile: str) -> list[str]:
     if r is None:
         return [f"requirement: {req_id}"]
     level = r.level(profile)
-    lines = [f"requirement: {r.id} ({level.value if level else 'n/a'} under profile {profile}): {r.title}"]
+    lines = [
+        f"requirement: {r.id} ({level.value if level else 'n/a'} under profile {profile}): {r.title}"
+    ]
     for q in r.quote:
-        lines.append(textwrap.fill(f'"{q}"', 96, initial_indent="  spec: ", subsequent_indent="        "))
+        lines.append(
+            textwrap.fill(f'"{q}"', 96, initial_indent="  spec: ", subsequent_indent="        ")
+        )
     if profile == "cann" and r.cann:
-        lines.append(textwrap.fill(r.cann, 96, initial_indent="  cann: ", subsequent_indent="        "))
+        lines.append(
+            textwrap.fill(r.cann, 96, initial_indent="  cann: ", subsequent_indent="        ")
+        )
     if r.silent:
-        lines.append(textwrap.fill(r.silent, 96, initial_indent="  where the text is silent: ", subsequent_indent="        "))
+        lines.append(
+            textwrap.fill(
+                r.silent,
+                96,
+                initial_indent="  where the text is silent: ",
+                subsequent_indent="        ",
+            )
+        )
     return lines
 
 
@@ -53,7 +66,9 @@ def _history(harness: Harness) -> list[str]:
 class ConformanceFailure(AssertionError):
     """The backend did something the profile does not allow."""
 
-    def __init__(self, violations: list[Violation], harness: Harness | None, setup_error: str | None = None):
+    def __init__(
+        self, violations: list[Violation], harness: Harness | None, setup_error: str | None = None
+    ):
         self.violations = violations
         self.profile = harness.profile if harness is not None else "?"
         self.requirement = violations[0].requirement if violations else None

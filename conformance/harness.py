@@ -45,7 +45,12 @@ BASELINE_LIMIT = 1 << 20
 """Variables up to this size are read as soon as a device is first used, so that a
 stray write into them shows even if no test touches them on purpose."""
 
-_SYMBOL_CALLS = {"memcpy_to_symbol_async", "memcpy_to_symbol", "memcpy_from_symbol", "memcpy_from_symbol_async"}
+_SYMBOL_CALLS = {
+    "memcpy_to_symbol_async",
+    "memcpy_to_symbol",
+    "memcpy_from_symbol",
+    "memcpy_from_symbol_async",
+}
 _READS = {"memcpy_from_symbol", "memcpy_from_symbol_async"}
 
 
@@ -85,9 +90,9 @@ class _Worker:
     def __init__(self, name: str) -> None:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
 
-    def run(self, fn: Any, timeout: float, **args: Any) -> Any:
+    def run(self, fn: Any, limit: float, /, **args: Any) -> Any:
         fut = self.pool.submit(fn, **args)
-        return fut.result(timeout=timeout)
+        return fut.result(timeout=limit)
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -129,7 +134,7 @@ class Harness:
         self._workers: dict[int, _Worker] = {}
         self._threads: dict[int, int] = {}
         self._known: set[tuple[int, str]] = set()
-        self._scratch: HostBuffer | None = None
+        self._scratch: dict[int, HostBuffer] = {}
         self.buffers: list[HostBuffer] = []
         self.streams: list[int] = []
         self.events: list[int] = []
@@ -187,7 +192,9 @@ class Harness:
 
     def _raw(self, name: str, thread: int, args: dict[str, Any], label: str) -> Result:
         if self.poisoned:
-            raise BackendCrash(f"the backend is unusable after an earlier failure: {self.poisoned}", self)
+            raise BackendCrash(
+                f"the backend is unusable after an earlier failure: {self.poisoned}", self
+            )
         fn = getattr(self.adapter, name)
 
         def job(**kw: Any) -> tuple[Any, frozenset[int]]:
@@ -211,7 +218,9 @@ class Harness:
     def _read_back(self, address: int, count: int, thread: int) -> bytes:
         r = self._raw("read_host", thread, {"src": address, "count": count}, "read_host")
         if r.code != ACL_SUCCESS:
-            raise BackendCrash(f"reading host memory at 0x{address:x} failed with {error_name(r.code)}", self)
+            raise BackendCrash(
+                f"reading host memory at 0x{address:x} failed with {error_name(r.code)}", self
+            )
         data: bytes = r.outputs["data"]
         return bytes(data)
 
@@ -259,25 +268,37 @@ class Harness:
             return
         self._known.add((device, f.name))
         scratch = self._scratch_buffer(thread, f.size)
-        args = dict(dst=scratch.address, dst_max=scratch.size, symbol=f.address, count=f.size, offset=0, kind=D2H)
+        args = dict(
+            dst=scratch.address,
+            dst_max=scratch.size,
+            symbol=f.address,
+            count=f.size,
+            offset=0,
+            kind=D2H,
+        )
         r = self._raw("memcpy_from_symbol", thread, args, f"reading {f.name} on device {device}")
         observed = self._read_back(scratch.address, f.size, thread) if r.ok else None
         with self._lock:
             exp = self.model.expect("memcpy_from_symbol", thread, **args)
-            violations = exp.settle(r.code, **({"observed": observed} if observed is not None else {}))
+            violations = exp.settle(
+                r.code, **({"observed": observed} if observed is not None else {})
+            )
         if violations:
             raise ConformanceFailure(violations, self)
 
     def _scratch_buffer(self, thread: int, need: int = BASELINE_LIMIT) -> HostBuffer:
-        """Host memory that reads land in (never a source, so never filled)."""
-        if self._scratch is None or self._scratch.size < need:
+        """Host memory that this thread's reads land in (never a source, so never filled)."""
+        buf = self._scratch.get(thread)
+        if buf is None or buf.size < need:
             size = max(need, min(BASELINE_LIMIT, max(f.size for f in self.fixtures.values())))
             r = self.call("malloc_pageable", size=size)
             if not r.ok:
-                raise ConformanceFailure.setup(f"malloc({size}) failed in the backend: {r.code}", self)
-            self._scratch = HostBuffer(int(r["ptr"]), size, False, "scratch")
-            self.buffers.append(self._scratch)
-        return self._scratch
+                raise ConformanceFailure.setup(
+                    f"malloc({size}) failed in the backend: {r.code}", self
+                )
+            buf = self._scratch[thread] = HostBuffer(int(r["ptr"]), size, False, "scratch")
+            self.buffers.append(buf)
+        return buf
 
     def baseline(self, *names: str, device: int | None = None) -> None:
         """Read these variables now (on ``device``, default the current one)."""
@@ -287,7 +308,9 @@ class Harness:
             for n in names:
                 self._learn(thread, dev, self.fixtures[n])
 
-    def observe(self, name: str, device: int | None = None, offset: int = 0, count: int | None = None) -> bytes:
+    def observe(
+        self, name: str, device: int | None = None, offset: int = 0, count: int | None = None
+    ) -> bytes:
         """Read variable ``name`` (on ``device``) through aclrtMemcpyFromSymbol; judged by the model."""
         f = self.fixtures[name]
         n = f.size - offset if count is None else count
@@ -295,8 +318,13 @@ class Harness:
             thread = self.thread_no()
             scratch = self._scratch_buffer(thread, n)
             self.call(
-                "memcpy_from_symbol", dst=scratch.address, dst_max=scratch.size, symbol=f.address,
-                count=n, offset=offset, kind=D2H,
+                "memcpy_from_symbol",
+                dst=scratch.address,
+                dst_max=scratch.size,
+                symbol=f.address,
+                count=n,
+                offset=offset,
+                kind=D2H,
             )
             return self._read_back(scratch.address, n, thread)
 
@@ -318,7 +346,9 @@ class Harness:
     def pinned(self, size: int, fill: bytes | None = None, name_hint: str = "pinned") -> HostBuffer:
         r = self.call("malloc_host", size=size)
         if not r.ok:
-            raise ConformanceFailure.setup(f"aclrtMallocHost({size}) failed: {error_name(r.code)} ({r.code})", self)
+            raise ConformanceFailure.setup(
+                f"aclrtMallocHost({size}) failed: {error_name(r.code)} ({r.code})", self
+            )
         buf = HostBuffer(int(r["host_ptr"]), size, True, name_hint)
         self.buffers.append(buf)
         self.write(buf, 0, fill if fill is not None else _pattern(len(self.buffers), size))
@@ -345,13 +375,17 @@ class Harness:
     def stream(self) -> int:
         r = self.call("create_stream")
         if not r.ok:
-            raise ConformanceFailure.setup(f"aclrtCreateStream failed: {error_name(r.code)} ({r.code})", self)
+            raise ConformanceFailure.setup(
+                f"aclrtCreateStream failed: {error_name(r.code)} ({r.code})", self
+            )
         return int(r["stream"])
 
     def gate(self, stream: int) -> int:
         r = self.call("launch_gate", stream=stream)
         if not r.ok:
-            raise ConformanceFailure.setup(f"the gate could not be enqueued: {error_name(r.code)}", self)
+            raise ConformanceFailure.setup(
+                f"the gate could not be enqueued: {error_name(r.code)}", self
+            )
         return int(r["gate"])
 
     def open(self, gate: int) -> None:
@@ -365,6 +399,27 @@ class Harness:
         timer.daemon = True
         timer.start()
         return timer
+
+    def settle_timer(self, timer: threading.Timer, gate: int) -> None:
+        """Stop ``timer``; open ``gate`` now if the timer did not already."""
+        timer.cancel()
+        timer.join()
+        if gate not in self._open_gates:
+            self.open(gate)
+
+    def fail(
+        self,
+        requirement: str,
+        message: str,
+        *,
+        call: str = "",
+        allowed: str = "",
+        observed: str = "",
+    ) -> None:
+        """Raise a failure found by a clause test itself (timing, ordering of returns)."""
+        raise ConformanceFailure(
+            [Violation(requirement, message, call=call, allowed=allowed, observed=observed)], self
+        )
 
     def _open_raw(self, gate: int) -> None:
         # From the timer thread.  Marked open *before* the backend opens it, so a call
@@ -390,8 +445,12 @@ class Harness:
                 for e in list(self.events):
                     self._raw("destroy_event", 0, {"event": e}, "destroy_event")
                 for b in self.buffers:
-                    self._raw("free_host" if b.pinned else "free_pageable", 0,
-                              {"host_ptr": b.address} if b.pinned else {"ptr": b.address}, "free")
+                    self._raw(
+                        "free_host" if b.pinned else "free_pageable",
+                        0,
+                        {"host_ptr": b.address} if b.pinned else {"ptr": b.address},
+                        "free",
+                    )
                 self._raw("synchronize_device", 0, {}, "synchronize_device")
         except (BackendCrash, BackendTimeout):
             pass

@@ -49,15 +49,34 @@ def to_symbol_async(
 
 
 def to_symbol(
-    h: Harness, var: str, src: HostBuffer | int, count: int, offset: int = 0, kind: int = H2D, src_offset: int = 0
+    h: Harness,
+    var: str,
+    src: HostBuffer | int,
+    count: int,
+    offset: int = 0,
+    kind: int = H2D,
+    src_offset: int = 0,
 ) -> Result:
     """aclrtMemcpyToSymbol(&var, src + src_offset, count, offset, kind)."""
     address = src.at(src_offset) if isinstance(src, HostBuffer) else src
-    return h.call("memcpy_to_symbol", symbol=symbol(h, var), src=address, count=count, offset=offset, kind=kind)
+    return h.call(
+        "memcpy_to_symbol",
+        symbol=symbol(h, var),
+        src=address,
+        count=count,
+        offset=offset,
+        kind=kind,
+    )
 
 
 def from_symbol(
-    h: Harness, dst: HostBuffer, var: str, count: int, offset: int = 0, kind: int = D2H, dst_max: int | None = None
+    h: Harness,
+    dst: HostBuffer,
+    var: str,
+    count: int,
+    offset: int = 0,
+    kind: int = D2H,
+    dst_max: int | None = None,
 ) -> Result:
     """aclrtMemcpyFromSymbol(dst, dstMax, &var, count, offset, kind)."""
     return h.call(

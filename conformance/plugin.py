@@ -45,20 +45,52 @@ EXPECTED = "expected failure: "
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("acl-conformance", "ACL conformance suite")
-    g.addoption("--acl-adapter", default="sim", help="backend: sim, module:attribute, or an entry point name (default sim)")
     g.addoption(
-        "--acl-adapter-option", action="append", default=[], metavar="KEY=VALUE",
+        "--acl-adapter",
+        default="sim",
+        help="backend: sim, module:attribute, or an entry point name (default sim)",
+    )
+    g.addoption(
+        "--acl-adapter-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="an option for the adapter's factory (repeatable), e.g. schedule=random",
     )
-    g.addoption("--acl-profile", default="spec", choices=PROFILES, help="spec (the text) or cann (CANN's exact codes)")
-    g.addoption("--acl-expectations", default=None, metavar="FILE", help="known failures of this backend (skipped)")
     g.addoption(
-        "--acl-hypothesis-profile", default="ci", choices=settings.PROFILE_NAMES,
+        "--acl-profile",
+        default="spec",
+        choices=PROFILES,
+        help="spec (the text) or cann (CANN's exact codes)",
+    )
+    g.addoption(
+        "--acl-expectations",
+        default=None,
+        metavar="FILE",
+        help="known failures of this backend (skipped)",
+    )
+    g.addoption(
+        "--acl-hypothesis-profile",
+        default="ci",
+        choices=settings.PROFILE_NAMES,
         help="ci (derandomised, the default), dev, or thorough",
     )
-    g.addoption("--acl-examples", type=int, default=None, metavar="N", help="Hypothesis examples per test")
-    g.addoption("--acl-call-timeout", type=float, default=60.0, metavar="SECONDS", help="per-call limit (TIMEOUT)")
-    g.addoption("--acl-trace-dir", default=None, metavar="DIR", help="write each failing test's call trace here")
+    g.addoption(
+        "--acl-examples", type=int, default=None, metavar="N", help="Hypothesis examples per test"
+    )
+    g.addoption(
+        "--acl-call-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="per-call limit (TIMEOUT)",
+    )
+    g.addoption(
+        "--acl-trace-dir",
+        default=None,
+        metavar="DIR",
+        help="write each failing test's call trace here",
+    )
 
 
 def _suite_requested(config: pytest.Config) -> bool:
@@ -113,13 +145,19 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     except AdapterResolutionError as exc:
         raise pytest.UsageError(str(exc)) from None
     hyp = config.getoption("acl_hypothesis_profile")
-    seed = "derandomised" if hyp == "ci" else (config.getoption("hypothesis_seed", None) or "random")
+    seed = (
+        "derandomised" if hyp == "ci" else (config.getoption("hypothesis_seed", None) or "random")
+    )
     opts = ", ".join(f"{k}={v}" for k, v in suite.adapter_options.items())
     return [
         f"acl-conformance: adapter={suite.adapter_name}{f' ({opts})' if opts else ''}, profile={suite.profile}",
         f"acl-conformance: backend version: {suite.backend_version}",
         f"acl-conformance: hypothesis profile={hyp}, seed={seed}"
-        + (f", examples={config.getoption('acl_examples')}" if config.getoption("acl_examples") else ""),
+        + (
+            f", examples={config.getoption('acl_examples')}"
+            if config.getoption("acl_examples")
+            else ""
+        ),
     ]
 
 
@@ -136,7 +174,9 @@ def _is_suite_item(item: pytest.Item) -> bool:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     suite_items = [i for i in items if _is_suite_item(i)]
     config.stash[_ACTIVE] = bool(suite_items)
     if not suite_items:
@@ -169,7 +209,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.user_properties.append(("expected_failure", entry.key))
         only = item.get_closest_marker("profile")
         if only is not None and profile not in only.args:
-            item.add_marker(pytest.mark.skip(reason=f"applies to profile {', '.join(only.args)} only"))
+            item.add_marker(
+                pytest.mark.skip(reason=f"applies to profile {', '.join(only.args)} only")
+            )
 
 
 def _suite_modules() -> set[str]:
@@ -186,8 +228,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     caps = suite.adapter().capabilities()
     for name, wanted in need.kwargs.items():
         have = getattr(caps, name)
-        if (isinstance(wanted, bool) and have != wanted) or (not isinstance(wanted, bool) and have < wanted):
-            pytest.skip(f"{NOT_SUPPORTED}the backend declares {name}={have!r}, the test needs {name}={wanted!r}")
+        if (isinstance(wanted, bool) and have != wanted) or (
+            not isinstance(wanted, bool) and have < wanted
+        ):
+            pytest.skip(
+                f"{NOT_SUPPORTED}the backend declares {name}={have!r}, the test needs {name}={wanted!r}"
+            )
 
 
 @pytest.fixture(scope="session")
@@ -222,7 +268,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     failure = _unwrap(exc)
     if failure is None:
         return
-    kind = "timeout" if isinstance(failure, BackendTimeout) else "crash" if isinstance(failure, BackendCrash) else "fail"
+    kind = (
+        "timeout"
+        if isinstance(failure, BackendTimeout)
+        else "crash"
+        if isinstance(failure, BackendCrash)
+        else "fail"
+    )
     report.user_properties.append(("acl_status", kind))
     if isinstance(failure, ConformanceFailure):
         report.user_properties.append(("failed_requirement", failure.requirement or ""))
@@ -230,7 +282,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     report.user_properties.append(("calls", "\n".join(history[-60:])))
     trace_dir = item.config.getoption("acl_trace_dir")
     if trace_dir:
-        path = Path(trace_dir) / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:] + ".trace.json")
+        path = Path(trace_dir) / (
+            re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:] + ".trace.json"
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         doc = {
             "nodeid": item.nodeid,

@@ -58,7 +58,13 @@ def test_past_the_end_is_rejected(harness: Harness, var: str, where: str) -> Non
 @pytest.mark.requirement("BOUNDS-OVERFLOW", "HYGIENE-NO-WRITE")
 @pytest.mark.parametrize(
     "offset,count",
-    [(SIZE_MAX, 1), (2, SIZE_MAX - 1), (SIZE_MAX - 10, 20), (SIZE_MAX, SIZE_MAX), (1 << 63, 1 << 63)],
+    [
+        (SIZE_MAX, 1),
+        (2, SIZE_MAX - 1),
+        (SIZE_MAX - 10, 20),
+        (SIZE_MAX, SIZE_MAX),
+        (1 << 63, 1 << 63),
+    ],
     ids=["SIZE_MAX+1", "2+(SIZE_MAX-1)", "(SIZE_MAX-10)+20", "SIZE_MAX+SIZE_MAX", "2^63+2^63"],
 )
 def test_wrapping_sum_is_rejected(harness: Harness, offset: int, count: int) -> None:
@@ -70,13 +76,29 @@ def test_wrapping_sum_is_rejected(harness: Harness, offset: int, count: int) -> 
 
 @pytest.mark.requirement("COUNT-ZERO", "CHECK-ORDER")
 @pytest.mark.parametrize(
-    "case", ["valid", "NULL symbol", "NULL src", "bad kind", "garbage stream", "interior symbol", "offset past end"]
+    "case",
+    [
+        "valid",
+        "NULL symbol",
+        "NULL src",
+        "bad kind",
+        "garbage stream",
+        "interior symbol",
+        "offset past end",
+    ],
 )
 def test_count_zero(harness: Harness, case: str) -> None:
     """Under cann count == 0 succeeds before every other check; under spec anything but a write."""
     h = harness
     src = h.pageable(16, ops.pattern(9, 16))
-    args: dict[str, int] = dict(symbol=ops.symbol(h, "g_u32"), src=src.address, count=0, offset=0, kind=ops.H2D, stream=ops.NULL)
+    args: dict[str, int] = dict(
+        symbol=ops.symbol(h, "g_u32"),
+        src=src.address,
+        count=0,
+        offset=0,
+        kind=ops.H2D,
+        stream=ops.NULL,
+    )
     if case == "NULL symbol":
         args["symbol"] = 0
     elif case == "NULL src":

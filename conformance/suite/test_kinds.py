@@ -11,7 +11,11 @@ from acl_conformance.conformance.harness import Harness
 from acl_conformance.reference_impl.constants import INT32_MAX, MemcpyKind
 
 VAR = "g_arr256"
-REJECTED_IN_ENUM = [k for k in MemcpyKind if k not in (MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE, MemcpyKind.ACL_MEMCPY_DEFAULT)]
+REJECTED_IN_ENUM = [
+    k
+    for k in MemcpyKind
+    if k not in (MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE, MemcpyKind.ACL_MEMCPY_DEFAULT)
+]
 OUTSIDE_ENUM = [-1, 8, 999, INT32_MAX, -(2**31)]
 
 
@@ -20,7 +24,11 @@ OUTSIDE_ENUM = [-1, 8, 999, INT32_MAX, -(2**31)]
 @pytest.mark.parametrize("memory", ["pinned", "pageable"])
 def test_supported_kinds_copy(harness: Harness, kind: int, memory: str) -> None:
     h = harness
-    src = h.pinned(64, ops.pattern(1, 64)) if memory == "pinned" else h.pageable(64, ops.pattern(1, 64))
+    src = (
+        h.pinned(64, ops.pattern(1, 64))
+        if memory == "pinned"
+        else h.pageable(64, ops.pattern(1, 64))
+    )
     s = h.stream()
     ops.to_symbol_async(h, VAR, src, count=32, offset=8, kind=kind, stream=s)
     ops.sync(h, s)

@@ -1,0 +1,49 @@
+"""Several host threads, each with its own stream and variables, copying at once."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import Harness
+
+VARS = ["g_u64", "g_struct24", "g_arr256", "g_arr4k"]
+ROUNDS = 25
+
+
+@pytest.mark.requirement("CONCURRENCY-THREADS", "EFFECT-BYTES")
+@pytest.mark.needs(threads=True)
+@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+def test_threads_with_their_own_streams(harness: Harness, memory: str) -> None:
+    h = harness
+    h.baseline(*VARS)
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(VARS))
+
+    def worker(k: int, var: str) -> None:
+        try:
+            h.call("set_device", device_id=0)
+            n = ops.size(h, var)
+            alloc = h.pinned if memory == "pinned" else h.pageable
+            bufs = [alloc(n, ops.pattern(80 + k * ROUNDS + r, n)) for r in range(2)]
+            s = h.stream()
+            start.wait(timeout=30)
+            for r in range(ROUNDS):
+                # each round a unique pattern, so a lost or mixed write shows
+                h.write(bufs[r % 2], 0, ops.pattern(80 + k * ROUNDS + r, n))
+                ops.to_symbol_async(h, var, bufs[r % 2], count=n, stream=s)
+                ops.sync(h, s)
+            assert h.observe(var) == ops.pattern(80 + k * ROUNDS + ROUNDS - 1, n)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k, v)) for k, v in enumerate(VARS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a host thread did not finish"
+    if errors:
+        raise errors[0]

@@ -1,0 +1,136 @@
+"""Page-locked host memory: the call is asynchronous; the copy is complete after a sync."""
+
+from __future__ import annotations
+
+import pytest
+
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import Harness, HostBuffer
+
+VAR = "g_arr256"
+SAFETY = 3.0
+"""Seconds after which a timer opens the gate anyway: a backend that wrongly waits
+returns then (and fails), instead of hanging the run."""
+
+
+def registered_page(h: Harness, fill: bytes) -> tuple[HostBuffer, int]:
+    """A malloc buffer with one 4 KiB page registered (aclrtHostRegisterV2 needs 4 KiB alignment)."""
+    buf = h.pageable(3 * 4096, ops.pattern(30, 3 * 4096))
+    start = (buf.address + 4095) & ~4095
+    h.write(buf, start - buf.address, fill)
+    r = h.call("host_register", ptr=start, size=4096)
+    if not r.ok:
+        h.fail(
+            "PINNED-REGISTERED", f"aclrtHostRegisterV2 of a 4 KiB aligned page failed with {r.code}"
+        )
+    return buf, start - buf.address
+
+
+def behind_gate_returns_at_once(
+    h: Harness, src: HostBuffer | int, requirement: str, src_offset: int = 0
+) -> None:
+    s = h.stream()
+    g = h.gate(s)
+    timer = h.open_later(g, SAFETY)
+    r = ops.to_symbol_async(h, VAR, src, count=32, stream=s, src_offset=src_offset)
+    returned_early = g not in r.gates_open
+    h.observe(VAR)  # the copy cannot have run: the gate is ahead of it
+    h.settle_timer(timer, g)
+    if not returned_early:
+        h.fail(
+            requirement,
+            f"the page-locked copy did not return until the gate ahead of it in its stream opened ({SAFETY:g} s)",
+            call=h.model.history[-1] if h.model.history else "",
+            allowed="return at once: a successful call means the task is delivered, not executed",
+            observed="the call waited for the stream",
+        )
+    ops.sync(h, s)
+    h.observe(VAR)
+
+
+@pytest.mark.requirement("PINNED-ASYNC", "STREAM-FIFO")
+@pytest.mark.needs(gate=True)
+def test_returns_at_once_behind_a_closed_gate(harness: Harness) -> None:
+    h = harness
+    behind_gate_returns_at_once(h, h.pinned(64, ops.pattern(31, 64)), "PINNED-ASYNC")
+
+
+@pytest.mark.requirement("PINNED-COMPLETE-AFTER-SYNC", "EFFECT-BYTES")
+@pytest.mark.parametrize("how", ["stream", "device", "event", "query"])
+def test_complete_after_a_synchronisation(harness: Harness, how: str) -> None:
+    h = harness
+    src = h.pinned(256, ops.pattern(32, 256))
+    s = h.stream()
+    ops.to_symbol_async(h, VAR, src, count=256, stream=s)
+    if how == "stream":
+        ops.sync(h, s)
+    elif how == "device":
+        ops.sync_device(h)
+    elif how == "event":
+        e = ops.event(h)
+        ops.record(h, e, s)
+        h.call("synchronize_event", event=e)
+    else:
+        for _ in range(10_000):
+            if h.call("stream_query", stream=s)["status"] == 0:
+                break
+        else:
+            ops.sync(h, s)
+    assert h.observe(VAR) == ops.pattern(32, 256)
+
+
+@pytest.mark.requirement("PINNED-SOURCE-WINDOW", "PINNED-COMPLETE-AFTER-SYNC")
+@pytest.mark.needs(gate=True)
+@pytest.mark.parametrize("gated", [False, True], ids=["running", "behind-gate"])
+def test_source_changed_before_the_sync(harness: Harness, gated: bool) -> None:
+    """Each destination byte may hold any value its source byte held until the sync."""
+    h = harness
+    src = h.pinned(64, ops.pattern(33, 64))
+    s = h.stream()
+    g = h.gate(s) if gated else None
+    ops.to_symbol_async(h, VAR, src, count=64, stream=s)
+    h.write(src, 8, ops.pattern(34, 16))
+    h.write(src, 40, ops.pattern(35, 8))
+    if g is not None:
+        h.open(g)
+    ops.sync(h, s)
+    h.write(src, 0, ops.pattern(36, 64))  # after the sync: must not matter
+    data = h.observe(VAR)
+    if gated:
+        # the copy could only run after the gate, when the changes were made
+        assert data[8:24] == ops.pattern(34, 16)
+
+
+@pytest.mark.requirement("PINNED-REGISTERED", "PINNED-ASYNC")
+@pytest.mark.needs(gate=True, host_register=True)
+def test_registered_memory_acts_pinned(harness: Harness) -> None:
+    h = harness
+    buf, off = registered_page(h, ops.pattern(37, 4096))
+    behind_gate_returns_at_once(h, buf, "PINNED-REGISTERED", src_offset=off)
+
+
+@pytest.mark.requirement("PINNED-REGISTERED", "PAGEABLE-BLOCKS")
+@pytest.mark.needs(gate=True, host_register=True)
+def test_unregistered_memory_is_pageable_again(harness: Harness) -> None:
+    h = harness
+    buf, off = registered_page(h, ops.pattern(38, 4096))
+    h.call("host_unregister", ptr=buf.at(off))
+    s = h.stream()
+    g = h.gate(s)
+    timer = h.open_later(g, 0.3)
+    ops.to_symbol_async(h, VAR, buf, count=32, stream=s, src_offset=off)  # must wait for the gate
+    h.settle_timer(timer, g)
+    assert h.observe(VAR)[:32] == ops.pattern(38, 32)
+
+
+@pytest.mark.requirement("PINNED-START-POINTER")
+@pytest.mark.needs(host_register=True)
+def test_source_starting_in_registered_memory(harness: Harness) -> None:
+    """A source that starts in the registered page and runs past it: either kind is accepted."""
+    h = harness
+    buf, off = registered_page(h, ops.pattern(39, 4096))
+    s = h.stream()
+    ops.to_symbol_async(h, VAR, buf, count=64, stream=s, src_offset=off + 4096 - 32)
+    h.observe(VAR)
+    ops.sync(h, s)
+    h.observe(VAR)

@@ -1,0 +1,126 @@
+"""Streams: one stream runs in issue order; events order streams; NULL is the default stream."""
+
+from __future__ import annotations
+
+import pytest
+
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import Harness
+
+VAR = "g_arr256"
+
+
+@pytest.mark.requirement("STREAM-FIFO")
+@pytest.mark.parametrize("gated", [False, True], ids=["running", "behind-gate"])
+def test_later_copy_wins(harness: Harness, gated: bool) -> None:
+    h = harness
+    if gated and not h.caps.gate:
+        pytest.skip("not supported: no gate")
+    a, b = h.pinned(64, ops.pattern(50, 64)), h.pinned(64, ops.pattern(51, 64))
+    s = h.stream()
+    g = h.gate(s) if gated else None
+    for i in range(8):
+        ops.to_symbol_async(h, VAR, a if i % 2 == 0 else b, count=48, offset=i, stream=s)
+    if g is not None:
+        h.observe(VAR)  # nothing can have run yet
+        h.open(g)
+    ops.sync(h, s)
+    assert h.observe(VAR)[7:55] == ops.pattern(51, 48)
+
+
+@pytest.mark.requirement("STREAM-UNORDERED")
+def test_two_streams_interleave_freely(harness: Harness) -> None:
+    h = harness
+    a, b = h.pinned(256, ops.pattern(52, 256)), h.pinned(256, ops.pattern(53, 256))
+    s1, s2 = h.stream(), h.stream()
+    for _ in range(4):
+        ops.to_symbol_async(h, VAR, a, count=256, stream=s1)
+        ops.to_symbol_async(h, VAR, b, count=256, stream=s2)
+    ops.sync(h, s1)
+    ops.sync(h, s2)
+    data = h.observe(VAR)  # judged byte by byte: each from one copy or the other
+    assert all(
+        x in (y, z)
+        for x, y, z in zip(data, ops.pattern(52, 256), ops.pattern(53, 256), strict=True)
+    )
+
+
+@pytest.mark.requirement("STREAM-EVENT-ORDER")
+@pytest.mark.needs(events=True, gate=True)
+def test_event_orders_two_streams(harness: Harness) -> None:
+    h = harness
+    a, b = h.pinned(64, ops.pattern(54, 64)), h.pinned(64, ops.pattern(55, 64))
+    s1, s2 = h.stream(), h.stream()
+    e = ops.event(h)
+    g = h.gate(s1)
+    ops.to_symbol_async(h, VAR, a, count=64, stream=s1)
+    ops.record(h, e, s1)
+    ops.wait(h, s2, e)
+    ops.to_symbol_async(h, VAR, b, count=64, stream=s2)
+    h.observe(VAR)  # neither can have run: s2 waits for s1, which waits for the gate
+    h.open(g)
+    ops.sync(h, s2)
+    assert h.observe(VAR)[:64] == ops.pattern(55, 64)
+
+
+@pytest.mark.requirement("STREAM-EVENT-ORDER")
+@pytest.mark.needs(events=True)
+def test_wait_for_an_unrecorded_event_orders_nothing(harness: Harness) -> None:
+    h = harness
+    src = h.pinned(64, ops.pattern(56, 64))
+    s1, s2 = h.stream(), h.stream()
+    e = ops.event(h)
+    ops.wait(h, s2, e)
+    ops.to_symbol_async(h, VAR, src, count=64, stream=s2)
+    ops.sync(h, s2)
+    assert h.observe(VAR)[:64] == ops.pattern(56, 64)
+    ops.sync(h, s1)
+
+
+@pytest.mark.requirement("STREAM-NULL-DEFAULT")
+@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+def test_null_stream_is_the_default_stream(harness: Harness, memory: str) -> None:
+    h = harness
+    data = ops.pattern(57, 64)
+    src = h.pinned(64, data) if memory == "pinned" else h.pageable(64, data)
+    r = ops.to_symbol_async(h, VAR, src, count=64, stream=ops.NULL)
+    if r.ok:
+        ops.sync(h, ops.NULL)
+        assert h.observe(VAR)[:64] == data
+
+
+@pytest.mark.requirement("STREAM-INVALID-HANDLE", "HYGIENE-NO-ENQUEUE")
+@pytest.mark.parametrize("handle", ["destroyed", "garbage"])
+@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+def test_bad_stream_handles_are_rejected(harness: Harness, handle: str, memory: str) -> None:
+    h = harness
+    src = (
+        h.pinned(64, ops.pattern(58, 64))
+        if memory == "pinned"
+        else h.pageable(64, ops.pattern(58, 64))
+    )
+    bad = ops.destroyed_stream(h) if handle == "destroyed" else h.adapter.invalid_handle()
+    assert not ops.to_symbol_async(h, VAR, src, count=64, stream=bad).ok
+    ops.sync_device(h)
+    h.observe(VAR)
+
+
+@pytest.mark.requirement("STREAM-FOREIGN-DEVICE", "DEVICE-CURRENT")
+@pytest.mark.needs(devices=2)
+@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+def test_stream_of_another_device(harness: Harness, memory: str) -> None:
+    h = harness
+    with h.on_device(1):
+        s1 = h.stream()
+    src = (
+        h.pinned(64, ops.pattern(59, 64))
+        if memory == "pinned"
+        else h.pageable(64, ops.pattern(59, 64))
+    )
+    h.baseline(VAR, device=1)
+    ops.to_symbol_async(h, VAR, src, count=64, stream=s1)
+    with h.on_device(1):
+        ops.sync(h, s1)
+    ops.sync_device(h)
+    h.observe(VAR)
+    h.observe(VAR, device=1)

@@ -1,0 +1,145 @@
+"""Symbols and devices: the symbol is a registered variable's host address; one instance per device."""
+
+from __future__ import annotations
+
+import pytest
+
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import Harness
+from acl_conformance.reference_impl.constants import SIZE_MAX
+
+VAR = "g_arr256"
+
+
+@pytest.mark.requirement("SYMBOL-NULL", "HYGIENE-NO-WRITE")
+@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+def test_null_symbol(harness: Harness, memory: str) -> None:
+    h = harness
+    src = (
+        h.pinned(16, ops.pattern(60, 16))
+        if memory == "pinned"
+        else h.pageable(16, ops.pattern(60, 16))
+    )
+    assert not ops.to_symbol_async(h, VAR, src, count=16, sym=0).ok
+    ops.sync_device(h)
+    h.observe(VAR)
+
+
+@pytest.mark.requirement("SYMBOL-UNREGISTERED", "HYGIENE-NO-WRITE")
+def test_unregistered_host_address(harness: Harness) -> None:
+    h = harness
+    src = h.pageable(16, ops.pattern(61, 16))
+    local = h.pageable(256, ops.pattern(62, 256))  # an ordinary host variable, not __gm__
+    assert not ops.to_symbol_async(h, VAR, src, count=16, sym=local.address).ok
+    assert h.read(local) == ops.pattern(62, 256)  # and it is not written either
+    h.observe(VAR)
+
+
+@pytest.mark.requirement("SYMBOL-INTERIOR", "HYGIENE-NO-WRITE")
+@pytest.mark.parametrize(
+    "var,k",
+    [("g_arr256", 1), ("g_arr256", 128), ("g_arr256", 255), ("g_u64", 4), ("g_arr4k", 4095)],
+)
+def test_interior_pointer_is_not_a_symbol(harness: Harness, var: str, k: int) -> None:
+    h = harness
+    src = h.pageable(8, ops.pattern(63, 8))
+    assert not ops.to_symbol_async(h, var, src, count=1, sym=ops.symbol(h, var) + k).ok
+    h.observe(var)
+
+
+@pytest.mark.requirement("SRC-NULL", "HYGIENE-NO-WRITE")
+def test_null_source(harness: Harness) -> None:
+    h = harness
+    s = h.stream()
+    assert not ops.to_symbol_async(h, VAR, ops.NULL, count=16, stream=s).ok
+    ops.sync(h, s)
+    h.observe(VAR)
+
+
+@pytest.mark.requirement("CHECK-ORDER")
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        ("symbol", "src"),
+        ("src", "kind"),
+        ("kind", "unregistered"),
+        ("unregistered", "overflow"),
+        ("overflow", "stream"),
+        ("bounds", "stream"),
+        ("symbol", "kind", "bounds", "stream"),
+    ],
+    ids=lambda w: "+".join(w),
+)
+def test_several_wrong_arguments(harness: Harness, wrong: tuple[str, ...]) -> None:
+    """cann: the first failing check in CANN's order gives the code; spec: any error."""
+    h = harness
+    src = h.pageable(16, ops.pattern(64, 16))
+    args = dict(
+        symbol=ops.symbol(h, VAR),
+        src=src.address,
+        count=16,
+        offset=0,
+        kind=ops.H2D,
+        stream=h.stream(),
+    )
+    for w in wrong:
+        if w == "symbol":
+            args["symbol"] = 0
+        elif w == "src":
+            args["src"] = 0
+        elif w == "kind":
+            args["kind"] = ops.D2H
+        elif w == "unregistered":
+            args["symbol"] = src.address
+        elif w == "overflow":
+            args["offset"] = SIZE_MAX
+        elif w == "bounds":
+            args["offset"] = 250
+        elif w == "stream":
+            args["stream"] = h.adapter.invalid_handle()
+    assert not h.call("memcpy_to_symbol_async", **args).ok
+
+
+@pytest.mark.requirement("DEVICE-INSTANCE", "DEVICE-CURRENT")
+@pytest.mark.needs(devices=2)
+@pytest.mark.parametrize("device", [0, 1])
+def test_each_device_has_its_own_instance(harness: Harness, device: int) -> None:
+    h = harness
+    other = 1 - device
+    h.baseline(VAR, "g_u32", device=other)
+    with h.on_device(device):
+        src = h.pageable(64, ops.pattern(65 + device, 64))
+        s = h.stream()
+        ops.to_symbol_async(h, VAR, src, count=64, stream=s)
+        ops.to_symbol_async(h, "g_u32", src, count=4, stream=s)
+        ops.sync(h, s)
+        assert h.observe(VAR)[:64] == ops.pattern(65 + device, 64)
+    h.observe(VAR, device=other)
+    h.observe("g_u32", device=other)
+
+
+@pytest.mark.requirement("DEVICE-INSTANCE", "GETSYMBOL-ADDRESS")
+@pytest.mark.needs(devices=2)
+def test_address_is_fetched_per_device(harness: Harness) -> None:
+    h = harness
+    addrs = []
+    for d in (0, 1):
+        with h.on_device(d):
+            r = h.call("get_symbol_address", symbol=ops.symbol(h, VAR))
+            assert r.ok and r["dev_ptr"] != 0
+            addrs.append(r["dev_ptr"])
+            again = h.call("get_symbol_address", symbol=ops.symbol(h, VAR))
+            assert again["dev_ptr"] == r["dev_ptr"]
+
+
+@pytest.mark.requirement("DEVICE-RESET-CONTENTS", "DEVICE-CALLS")
+def test_contents_after_a_device_reset(fresh_harness: Harness) -> None:
+    h = fresh_harness
+    src = h.pageable(64, ops.pattern(67, 64))
+    ops.to_symbol_async(h, VAR, src, count=64)
+    h.call("reset_device", device_id=0)
+    h.call("set_device", device_id=0)
+    h.observe(VAR)  # anything is accepted, and becomes the new starting point
+    src2 = h.pageable(64, ops.pattern(68, 64))
+    ops.to_symbol_async(h, VAR, src2, count=64, offset=64)
+    assert h.observe(VAR)[64:128] == ops.pattern(68, 64)

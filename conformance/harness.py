@@ -388,10 +388,19 @@ class Harness:
             )
         return int(r["gate"])
 
+    def _claim(self, gate: int) -> bool:
+        """Mark ``gate`` open; False if someone (a timer) already did: open it only once."""
+        with self._lock:
+            if gate in self._open_gates:
+                return False
+            self._open_gates.add(gate)
+            return True
+
     def open(self, gate: int) -> None:
-        self._open_gates.add(gate)
-        self._told.add(gate)
-        self.call("open_gate", gate=gate)
+        """Open ``gate`` now (nothing happens if a timer already opened it)."""
+        if self._claim(gate):
+            self._told.add(gate)
+            self.call("open_gate", gate=gate)
 
     def open_later(self, gate: int, delay: float) -> threading.Timer:
         """Open ``gate`` from a timer (so a backend that wrongly waits times out, never hangs)."""
@@ -404,8 +413,7 @@ class Harness:
         """Stop ``timer``; open ``gate`` now if the timer did not already."""
         timer.cancel()
         timer.join()
-        if gate not in self._open_gates:
-            self.open(gate)
+        self.open(gate)
 
     def fail(
         self,
@@ -425,8 +433,8 @@ class Harness:
         # From the timer thread.  Marked open *before* the backend opens it, so a call
         # that returns after the gate really opened always sees the mark (a correct
         # backend is never blamed); the model learns of it before the next settle.
-        self._open_gates.add(gate)
-        self.adapter.open_gate(gate)
+        if self._claim(gate):
+            self.adapter.open_gate(gate)
 
     def gate_is_open(self, gate: int) -> bool:
         return gate in self._open_gates
@@ -437,9 +445,8 @@ class Harness:
         try:
             if not self.poisoned:
                 for g in self.gates:
-                    if g not in self._open_gates:
+                    if self._claim(g):
                         self._raw("open_gate", 0, {"gate": g}, "open_gate")
-                        self._open_gates.add(g)
                 for s in list(self.streams):
                     self._raw("destroy_stream", 0, {"stream": s}, "destroy_stream")
                 for e in list(self.events):

@@ -129,6 +129,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc)) from None
     settings.register(config.getoption("acl_examples"))
+    if _suite_requested(config):
+        # Now, before the suite's modules are imported: a state machine's TestCase
+        # takes its settings when the class is built.
+        settings.load(config.getoption("acl_hypothesis_profile"), config.getoption("acl_examples"))
 
 
 _SUITE = pytest.StashKey[context.Suite]()

@@ -1,0 +1,69 @@
+"""What the machines share: the harness per example, unique patterns, unblocking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis.stateful import RuleBasedStateMachine
+
+from acl_conformance.conformance import context, ops
+from acl_conformance.conformance.harness import Harness, HostBuffer
+
+UNBLOCK_DELAY = 0.02
+"""Seconds before a timer opens the gates a blocking call waits for."""
+
+
+@dataclass(frozen=True)
+class StreamRef:
+    handle: int
+    device: int
+
+    def __repr__(self) -> str:
+        return f"stream(0x{self.handle:x} on device {self.device})"
+
+
+class HarnessMachine(RuleBasedStateMachine):
+    """A machine with one harness for its whole run (one Hypothesis example)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cm = context.current().harness()
+        self.h: Harness = self._cm.__enter__()
+        self.tag = 1000
+        self.read_buffers = 0
+
+    def teardown(self) -> None:
+        self._cm.__exit__(None, None, None)
+
+    def unique(self, n: int) -> bytes:
+        """n bytes that no other write of this run carries."""
+        self.tag += 1
+        return ops.pattern(self.tag, n)
+
+    # -- blocking calls ---------------------------------------------------------
+    def blocked(self, handle: int | None) -> bool:
+        """Would a call that waits for ``handle`` (None: the device) block on a closed gate?"""
+        m = self.h.model
+        world = m.world
+        if not m.order.gates:
+            return False
+        if handle is None:
+            return True
+        thread = self.h.thread_no()
+        dev = world.current_device(thread) or 0
+        s = world.default_stream(dev) if handle == 0 else world.streams.get(handle)
+        return s is not None and m.order.closed_gate_before(s.queue.frontier) is not None
+
+    def unblock_later(self) -> None:
+        """Open every closed gate from a timer, as a user whose call waits would."""
+        for g in self.h.model.gate_ids():
+            if not self.h.gate_is_open(g):
+                self.h.open_later(g, UNBLOCK_DELAY)
+
+    def before_wait(self, handle: int | None) -> None:
+        if self.blocked(handle):
+            self.unblock_later()
+
+    def is_pageable(self, buf: HostBuffer, offset: int, count: int) -> bool:
+        rng = self.h.model.world.host_range(buf.at(offset), count)
+        return rng.known and not self.h.model.profile.pinned_path(rng)[0]

@@ -1,0 +1,84 @@
+"""Machine (b): two devices, switching between them, one instance of each variable per device."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, initialize, precondition, rule
+
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import HostBuffer
+
+from .common import HarnessMachine, StreamRef
+
+VARS = ("g_u32", "g_u64", "g_struct24", "g_arr256")
+
+
+class MultiDeviceMachine(HarnessMachine):
+    """Copies and reads on whichever device is current, with streams of either device."""
+
+    streams = Bundle("streams")
+    buffers = Bundle("buffers")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.device = 0
+        self.n_streams = 0
+
+    @initialize(target=buffers)
+    def buffer(self) -> HostBuffer:
+        for d in (0, 1):
+            self.h.baseline(*VARS, device=d)
+        return self.h.pinned(1024, self.unique(1024))
+
+    @initialize(target=buffers)
+    def pageable_buffer(self) -> HostBuffer:
+        return self.h.pageable(1024, self.unique(1024))
+
+    @rule(device=st.sampled_from([0, 1]))
+    def set_device(self, device: int) -> None:
+        self.h.call("set_device", device_id=device)
+        self.device = device
+
+    @precondition(lambda self: self.n_streams < 4)
+    @rule(target=streams)
+    def create_stream(self) -> StreamRef:
+        self.n_streams += 1
+        return StreamRef(self.h.stream(), self.device)
+
+    @rule(
+        stream=st.one_of(st.none(), streams),
+        var=st.sampled_from(VARS),
+        buf=buffers,
+        data=st.data(),
+    )
+    def copy(
+        self, stream: StreamRef | None, var: str, buf: HostBuffer, data: st.DataObject
+    ) -> None:
+        """A copy on the current device; the stream may belong to the other one."""
+        n = ops.size(self.h, var)
+        count = data.draw(st.integers(1, n), label="count")
+        offset = data.draw(st.integers(0, n - count), label="offset")
+        self.h.write(buf, 0, self.unique(count))
+        handle = ops.NULL if stream is None else stream.handle
+        ops.to_symbol_async(self.h, var, buf, count=count, offset=offset, stream=handle)
+
+    @rule(stream=st.one_of(st.none(), streams))
+    def synchronize(self, stream: StreamRef | None) -> None:
+        if stream is None:
+            ops.sync(self.h, ops.NULL)
+        else:
+            with self.h.on_device(stream.device):
+                ops.sync(self.h, stream.handle)
+
+    @rule(device=st.sampled_from([0, 1]))
+    def synchronize_device(self, device: int) -> None:
+        with self.h.on_device(device):
+            ops.sync_device(self.h)
+
+    @rule(var=st.sampled_from(VARS), device=st.sampled_from([0, 1]))
+    def observe(self, var: str, device: int) -> None:
+        self.h.observe(var, device=device)
+
+    @rule(var=st.sampled_from(VARS))
+    def address(self, var: str) -> None:
+        self.h.call("get_symbol_address", symbol=ops.symbol(self.h, var))

@@ -1,0 +1,280 @@
+"""Machine (a): one device, several streams, events, gates and every kind of host memory."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    consumes,
+    initialize,
+    invariant,
+    multiple,
+    precondition,
+    rule,
+)
+
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.reference_impl.constants import SIZE_MAX, StreamStatus
+
+from .common import HarnessMachine
+
+VARS = ("g_u8", "g_u32", "g_u64", "g_struct12", "g_struct24", "g_arr256", "g_arr4k")
+MAX_STREAMS = 4
+MAX_BUFFERS = 6
+MAX_READS = 4
+DEFECTS = (
+    "kind D2H",
+    "kind 7",
+    "kind -1",
+    "one past the end",
+    "offset wraps",
+    "NULL symbol",
+    "interior symbol",
+    "unregistered symbol",
+    "NULL src",
+    "destroyed stream",
+    "garbage stream",
+    "count 0",
+)
+
+
+class SingleDeviceMachine(HarnessMachine):
+    """Copies, syncs, events, gates, host mutation and observations on device 0."""
+
+    streams = Bundle("streams")
+    events = Bundle("events")
+    buffers = Bundle("buffers")
+    gates = Bundle("gates")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n_streams = 0
+        self.n_buffers = 0
+        self.dead: list[int] = []
+
+    # -- resources -------------------------------------------------------------
+    @initialize(target=buffers)
+    def first_buffers(self) -> object:
+        self.n_buffers = 2
+        return multiple(
+            self.h.pinned(4096, self.unique(4096)), self.h.pageable(4096, self.unique(4096))
+        )
+
+    @initialize(target=streams)
+    def first_stream(self) -> int:
+        self.n_streams = 1
+        return self.h.stream()
+
+    @precondition(lambda self: self.n_streams < MAX_STREAMS)
+    @rule(target=streams)
+    def create_stream(self) -> int:
+        self.n_streams += 1
+        return self.h.stream()
+
+    @precondition(lambda self: self.n_streams > 1)
+    @rule(stream=consumes(streams))
+    def destroy_stream(self, stream: int) -> None:
+        self.before_wait(stream)
+        self.n_streams -= 1
+        self.h.call("destroy_stream", stream=stream)
+        self.dead.append(stream)
+
+    @precondition(lambda self: self.n_buffers < MAX_BUFFERS)
+    @rule(target=buffers, kind=st.sampled_from(["pinned", "pageable", "registered"]))
+    def allocate(self, kind: str) -> HostBuffer:
+        self.n_buffers += 1
+        if kind == "pinned":
+            return self.h.pinned(4096, self.unique(4096))
+        buf = self.h.pageable(8192, self.unique(8192))
+        if kind == "registered" and self.h.caps.host_register:
+            page = (buf.address + 4095) & ~4095
+            self.h.call("host_register", ptr=page, size=4096)
+        return buf
+
+    @rule(buf=buffers, data=st.data())
+    def mutate(self, buf: HostBuffer, data: st.DataObject) -> None:
+        """The host changes a source, maybe while a copy from it is pending."""
+        offset = data.draw(st.integers(0, buf.size - 1), label="offset")
+        count = data.draw(st.integers(1, min(256, buf.size - offset)), label="count")
+        self.h.write(buf, offset, self.unique(count))
+
+    # -- copies ------------------------------------------------------------------
+    def _copy_args(self, var: str, buf: HostBuffer, data: st.DataObject) -> tuple[int, int, int]:
+        n = ops.size(self.h, var)
+        count = data.draw(st.integers(1, min(n, 512)), label="count")
+        offset = data.draw(st.integers(0, n - count), label="offset")
+        src_off = data.draw(st.integers(0, buf.size - count), label="src_offset")
+        return count, offset, src_off
+
+    @rule(
+        stream=st.one_of(st.just(ops.NULL), streams),
+        var=st.sampled_from(VARS),
+        buf=buffers,
+        kind=st.sampled_from([ops.H2D, ops.DEFAULT]),
+        fresh=st.booleans(),
+        data=st.data(),
+    )
+    def copy(
+        self, stream: int, var: str, buf: HostBuffer, kind: int, fresh: bool, data: st.DataObject
+    ) -> None:
+        count, offset, src_off = self._copy_args(var, buf, data)
+        if fresh:
+            self.h.write(buf, src_off, self.unique(count))
+        if self.is_pageable(buf, src_off, count):
+            self.before_wait(stream)
+        ops.to_symbol_async(
+            self.h,
+            var,
+            buf,
+            count=count,
+            offset=offset,
+            kind=kind,
+            stream=stream,
+            src_offset=src_off,
+        )
+
+    @rule(
+        stream=st.one_of(st.just(ops.NULL), streams),
+        var=st.sampled_from(VARS),
+        buf=buffers,
+        defect=st.sampled_from(DEFECTS),
+        data=st.data(),
+    )
+    def invalid_copy(
+        self, stream: int, var: str, buf: HostBuffer, defect: str, data: st.DataObject
+    ) -> None:
+        count, offset, src_off = self._copy_args(var, buf, data)
+        n = ops.size(self.h, var)
+        args = dict(
+            symbol=ops.symbol(self.h, var),
+            src=buf.at(src_off),
+            count=count,
+            offset=offset,
+            kind=ops.H2D,
+            stream=stream,
+        )
+        if defect == "kind D2H":
+            args["kind"] = ops.D2H
+        elif defect == "kind 7":
+            args["kind"] = 7
+        elif defect == "kind -1":
+            args["kind"] = -1
+        elif defect == "one past the end":
+            args["offset"] = n - count + 1
+        elif defect == "offset wraps":
+            args["offset"] = SIZE_MAX - count + 1
+        elif defect == "NULL symbol":
+            args["symbol"] = 0
+        elif defect == "interior symbol":
+            if n == 1:
+                args["symbol"] = 0
+            else:
+                args["symbol"] += data.draw(st.integers(1, n - 1), label="k")
+        elif defect == "unregistered symbol":
+            args["symbol"] = buf.address
+        elif defect == "NULL src":
+            args["src"] = 0
+        elif defect == "destroyed stream":
+            args["stream"] = self.dead[-1] if self.dead else self.h.adapter.invalid_handle()
+        elif defect == "garbage stream":
+            args["stream"] = self.h.adapter.invalid_handle()
+        elif defect == "count 0":
+            args["count"] = 0
+        if self.is_pageable(buf, src_off, count):
+            self.before_wait(args["stream"])
+        self.h.call("memcpy_to_symbol_async", **args)
+
+    @rule(var=st.sampled_from(VARS), buf=buffers, data=st.data())
+    def copy_sync(self, var: str, buf: HostBuffer, data: st.DataObject) -> None:
+        """aclrtMemcpyToSymbol: complete at return, in no stream."""
+        count, offset, src_off = self._copy_args(var, buf, data)
+        self.h.write(buf, src_off, self.unique(count))
+        ops.to_symbol(self.h, var, buf, count=count, offset=offset, src_offset=src_off)
+
+    # -- synchronisation -------------------------------------------------------------
+    @rule(stream=st.one_of(st.just(ops.NULL), streams))
+    def synchronize(self, stream: int) -> None:
+        self.before_wait(stream)
+        ops.sync(self.h, stream)
+
+    @rule()
+    def synchronize_device(self) -> None:
+        self.before_wait(None)
+        ops.sync_device(self.h)
+
+    @rule(stream=streams, timeout=st.sampled_from([-1, 1, 20, 1000]))
+    def synchronize_with_timeout(self, stream: int, timeout: int) -> None:
+        if timeout == -1:
+            self.before_wait(stream)
+        self.h.call("synchronize_stream_with_timeout", stream=stream, timeout=timeout)
+
+    @rule(stream=st.one_of(st.just(ops.NULL), streams))
+    def query(self, stream: int) -> None:
+        self.h.call("stream_query", stream=stream)
+
+    # -- events and gates -----------------------------------------------------------
+    @precondition(lambda self: self.h.caps.events)
+    @rule(target=events)
+    def create_event(self) -> int:
+        return ops.event(self.h)
+
+    @rule(event=events, stream=st.one_of(st.just(ops.NULL), streams))
+    def record(self, event: int, stream: int) -> None:
+        ops.record(self.h, event, stream)
+
+    @rule(stream=st.one_of(st.just(ops.NULL), streams), event=events)
+    def wait(self, stream: int, event: int) -> None:
+        ops.wait(self.h, stream, event)
+
+    @rule(event=events)
+    def synchronize_event(self, event: int) -> None:
+        e = self.h.model.world.live_event(event)
+        if (
+            e is not None
+            and e.captured is not None
+            and self.h.model.order.closed_gate_before(e.captured)
+        ):
+            self.unblock_later()
+        self.h.call("synchronize_event", event=event)
+
+    @precondition(lambda self: self.h.caps.gate and len(self.h.model.gate_ids()) < 2)
+    @rule(target=gates, stream=st.one_of(st.just(ops.NULL), streams))
+    def close_gate(self, stream: int) -> int:
+        return self.h.gate(stream)
+
+    @rule(gate=consumes(gates))
+    def open_gate(self, gate: int) -> None:
+        self.h.open(gate)
+
+    # -- observation ----------------------------------------------------------------------
+    @rule(var=st.sampled_from(VARS))
+    def observe(self, var: str) -> None:
+        self.h.observe(var)
+
+    @precondition(lambda self: self.read_buffers < MAX_READS)
+    @rule(
+        stream=st.one_of(st.just(ops.NULL), streams),
+        var=st.sampled_from(VARS),
+        pinned=st.booleans(),
+    )
+    def read_async(self, stream: int, var: str, pinned: bool) -> None:
+        """aclrtMemcpyFromSymbolAsync into memory of its own; judged once a sync covers it."""
+        self.read_buffers += 1
+        n = ops.size(self.h, var)
+        dst = self.h.pinned(n) if pinned else self.h.pageable(n)
+        if not pinned:
+            self.before_wait(stream)
+        ops.from_symbol_async(self.h, dst, var, count=n, stream=stream)
+
+    @invariant()
+    def gated_streams_are_not_ready(self) -> None:
+        """A stream with a closed gate ahead can never report COMPLETE."""
+        m = self.h.model
+        for g in m.order.gates[:1]:
+            for s in m.world.streams.values():
+                if s.alive and s.queue.key == g.task.queue and not self.h.gate_is_open(g.gid):
+                    r = self.h.call("stream_query", stream=s.handle)
+                    assert r[
+                        "status"
+                    ] == StreamStatus.ACL_STREAM_STATUS_NOT_READY or self.h.gate_is_open(g.gid)

@@ -172,6 +172,13 @@ def _requirements_of(item: pytest.Item) -> list[str]:
     return ids
 
 
+def suite_id(item: pytest.Item) -> str:
+    """The test's id from its file name on (``test_kinds.py::test_x[1]``), wherever pytest
+    found the file: the id used by expectations files and reports."""
+    rest = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
+    return f"{item.path.name}::{rest}"
+
+
 def _is_suite_item(item: pytest.Item) -> bool:
     mod = getattr(item, "module", None)
     return mod is not None and mod.__name__.startswith(SUITE_PACKAGE + ".")
@@ -207,7 +214,7 @@ def pytest_collection_modifyitems(
         raise pytest.UsageError("acl-conformance collection failed:\n  " + "\n  ".join(errors))
     expectations = config.stash[_EXPECT]
     for item in suite_items:
-        entry = expectations.match(item.nodeid, _requirements_of(item))
+        entry = expectations.match(suite_id(item), _requirements_of(item))
         if entry is not None:
             item.add_marker(pytest.mark.skip(reason=f"{EXPECTED}{entry.describe()}"))
             item.user_properties.append(("expected_failure", entry.key))

@@ -1,0 +1,3 @@
+"""The project's own tests.  ``pytester`` runs the suite's plugin in isolated sessions."""
+
+pytest_plugins = ["pytester"]

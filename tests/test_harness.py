@@ -1,0 +1,138 @@
+"""The harness: backend and model in step, failures a vendor can read, hangs and crashes contained."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from acl_conformance.adapters.simulator import Simulator
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.failure import BackendCrash, BackendTimeout, ConformanceFailure
+from acl_conformance.conformance.harness import Harness
+
+
+class Lying(Simulator):
+    """Accepts ACL_MEMCPY_DEVICE_TO_HOST on the To copies (and copies)."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        return super().memcpy_to_symbol_async(
+            symbol, src, count, offset, 1 if kind == 2 else kind, stream
+        )
+
+
+class Hanging(Simulator):
+    def synchronize_stream(self, stream: int) -> int:
+        time.sleep(30)
+        return 0
+
+
+class Crashing(Simulator):
+    def get_symbol_size(self, symbol: int, null_size: bool = False) -> tuple[int, int]:
+        raise OSError("the backend went away")
+
+
+def harness(adapter: Any, profile: str = "cann", timeout: float = 30.0) -> Harness:
+    adapter.init(None)
+    h = Harness(adapter, profile, call_timeout=timeout)
+    h.model.world.initialized = True
+    h.call("set_device", device_id=0)
+    return h
+
+
+def test_a_correct_call_passes_and_returns_outputs() -> None:
+    h = harness(Simulator())
+    try:
+        s = h.stream()
+        src = h.pinned(16, ops.pattern(1, 16))
+        r = ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)
+        assert r.ok and r.code == 0
+        ops.sync(h, s)
+        assert h.observe("g_arr256")[:16] == ops.pattern(1, 16)
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+def test_failure_message_is_written_for_a_vendor() -> None:
+    h = harness(Lying())
+    try:
+        src = h.pageable(16, ops.pattern(2, 16))
+        with pytest.raises(ConformanceFailure) as exc:
+            ops.to_symbol_async(h, "g_arr256", src, count=16, kind=ops.D2H)
+        f = exc.value
+        text = str(f)
+        assert f.requirement == "KIND-REJECTED"
+        assert text.startswith("[KIND-REJECTED]")
+        assert '"This API only supports ACL_MEMCPY_HOST_TO_DEVICE and ACL_MEMCPY_DEFAULT."' in text
+        assert (
+            "aclrtMemcpyToSymbolAsync(&g_arr256, host" in text
+            and "ACL_MEMCPY_DEVICE_TO_HOST" in text
+        )
+        assert "allowed:  ACL_ERROR_INVALID_PARAM (100000)" in text
+        assert "backend:  ACL_SUCCESS (0)" in text
+        assert "aclrtSetDevice(0);" in text  # the call sequence that led there
+        assert f.trace and f.trace[-1].name == "memcpy_to_symbol_async"
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+def test_hanging_backend_times_out_and_poisons_the_harness() -> None:
+    h = harness(Hanging(), timeout=0.5)
+    s = h.stream()
+    t0 = time.monotonic()
+    with pytest.raises(
+        BackendTimeout, match=r"aclrtSynchronizeStream\(stream0\) did not return within 0.5 s"
+    ):
+        ops.sync(h, s)
+    assert time.monotonic() - t0 < 5
+    assert h.poisoned
+    with pytest.raises(BackendCrash, match="unusable after an earlier failure"):
+        h.call("get_device_count")
+    h.close()
+
+
+def test_crashing_backend_is_a_crash_not_a_failure() -> None:
+    h = harness(Crashing())
+    with pytest.raises(BackendCrash, match="raised OSError: the backend went away") as exc:
+        h.call("get_symbol_size", symbol=ops.symbol(h, "g_u32"))
+    assert not isinstance(exc.value, ConformanceFailure)
+    h.close()
+    h.adapter.close()
+
+
+def test_arguments_c_cannot_represent_are_a_suite_bug() -> None:
+    h = harness(Simulator())
+    try:
+        with pytest.raises(ValueError, match="does not fit size_t"):
+            h.call(
+                "memcpy_to_symbol_async",
+                symbol=ops.symbol(h, "g_u8"),
+                src=1,
+                count=1,
+                offset=2**64,
+                kind=1,
+                stream=0,
+            )
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+def test_gate_opened_by_a_timer_is_known_before_the_call_is_judged() -> None:
+    h = harness(Simulator())
+    try:
+        s = h.stream()
+        g = h.gate(s)
+        src = h.pageable(16, ops.pattern(3, 16))
+        h.open_later(g, 0.2)
+        r = ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)  # waits for the gate
+        assert g in r.gates_open
+        assert h.observe("g_arr256")[:16] == ops.pattern(3, 16)
+    finally:
+        h.close()
+        h.adapter.close()

@@ -1,0 +1,126 @@
+"""The pytest plugin: options, the requirement markers' check, capability skips, expectations."""
+
+from __future__ import annotations
+
+import pytest
+
+SUITE_LIKE = """
+import pytest
+from acl_conformance.conformance import ops
+
+@pytest.mark.requirement({ids})
+def test_copy(harness):
+    src = harness.pageable(8, ops.pattern(1, 8))
+    assert ops.to_symbol_async(harness, "g_u64", src, count=8).ok
+"""
+
+
+def _suite_item(pytester: pytest.Pytester, ids: str, name: str = "test_x.py") -> None:
+    """A test module that the plugin treats as part of the suite package."""
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / name).write_text(SUITE_LIKE.format(ids=ids))
+
+
+@pytest.fixture
+def in_suite(monkeypatch: pytest.MonkeyPatch) -> None:
+    from acl_conformance.conformance import plugin
+
+    monkeypatch.setattr(plugin, "SUITE_PACKAGE", "fake_suite")
+
+
+def test_unknown_requirement_fails_collection(pytester: pytest.Pytester, in_suite: None) -> None:
+    _suite_item(pytester, '"NOT-A-REQUIREMENT"')
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown requirement id 'NOT-A-REQUIREMENT'*"])
+
+
+def test_known_requirement_runs(pytester: pytest.Pytester, in_suite: None) -> None:
+    _suite_item(pytester, '"KIND-ACCEPTED"')
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite")
+    result.assert_outcomes(passed=1)
+
+
+def test_missing_requirements_fail_when_the_whole_suite_is_collected(
+    pytester: pytest.Pytester, in_suite: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acl_conformance.conformance import plugin
+
+    _suite_item(pytester, '"KIND-ACCEPTED"')
+    monkeypatch.setattr(plugin, "_suite_modules", lambda: {"fake_suite.test_x"})
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*requirements of profile spec without a test:*BOUNDS-END-EXACT*"])
+
+
+def test_expectations_skip_listed_tests(pytester: pytest.Pytester, in_suite: None) -> None:
+    _suite_item(pytester, '"KIND-ACCEPTED"')
+    exp = pytester.makefile(
+        ".txt", expectations="KIND-ACCEPTED  known bug  https://example.org/1\n"
+    )
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-rs", "fake_suite", f"--acl-expectations={exp}"
+    )
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*expected failure: KIND-ACCEPTED: known bug (https://example.org/1)*"]
+    )
+
+
+def test_malformed_expectations_are_a_usage_error(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    _suite_item(pytester, '"KIND-ACCEPTED"')
+    exp = pytester.makefile(".txt", expectations="KIND-ACCEPTED\n")
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*line 1: 'KIND-ACCEPTED' has no reason*"])
+
+
+def test_wrong_adapter_is_one_clear_line(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--pyargs",
+        "acl_conformance.conformance.suite.test_kinds",
+        "--acl-adapter",
+        "nope",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*adapter 'nope'*available: sim*"])
+
+
+def test_header_names_adapter_backend_profile_and_seed(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--co",
+        "--pyargs",
+        "acl_conformance.conformance.suite.test_kinds",
+        "--acl-profile",
+        "cann",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "acl-conformance: adapter=sim, profile=cann",
+            "acl-conformance: backend version: acl-conformance-simulator*",
+            "acl-conformance: hypothesis profile=ci, seed=derandomised",
+        ]
+    )
+
+
+def test_capability_missing_is_not_supported(pytester: pytest.Pytester, in_suite: None) -> None:
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / "test_y.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.requirement('DEVICE-INSTANCE')\n"
+        "@pytest.mark.needs(devices=3)\n"
+        "def test_three(harness):\n    pass\n"
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs", "fake_suite")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*not supported: the backend declares devices=2, the test needs devices=3*"]
+    )

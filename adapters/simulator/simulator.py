@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
 from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
 from acl_conformance.reference_impl.constants import (
     ACL_ERROR_FAILURE,

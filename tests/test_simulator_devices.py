@@ -364,3 +364,20 @@ def test_destroy_joins_the_worker(sim: Simulator) -> None:
     n = len(sim.worker_threads())
     assert sim.destroy_stream(s) == 0
     assert len(sim.worker_threads()) == n - 1
+
+
+def test_a_dropped_simulator_stops_its_workers() -> None:
+    import gc
+
+    sim = Simulator()
+    assert sim.set_device(0) == 0
+    src = host(sim, b"\x01", "pinned")
+    assert sim.memcpy_to_symbol_async(sym(sim, "g_u8"), src, 1, 0, H2D, 0) == 0
+    gate(sim)
+    threads = sim.worker_threads()
+    assert threads
+    del sim
+    gc.collect()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)

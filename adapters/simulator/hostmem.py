@@ -14,6 +14,7 @@ counts as pinned is decided by its **start pointer** alone.
 from __future__ import annotations
 
 import bisect
+import enum
 import threading
 from dataclasses import dataclass
 
@@ -40,6 +41,14 @@ class HostBuffer:
     @property
     def end(self) -> int:
         return self.address + self.size
+
+
+class Registration(enum.Enum):
+    """The outcome of ``HostMemory.register``."""
+
+    OK = "ok"
+    OUTSIDE = "outside"
+    OVERLAP = "overlap"
 
 
 class _Ranges:
@@ -90,7 +99,10 @@ class HostMemory:
         """A new zero-filled buffer's address, or None if ``size`` exceeds the limit."""
         if size > self._limit:
             return None
-        data = np.zeros(size, dtype=np.uint8)
+        try:
+            data = np.zeros(size, dtype=np.uint8)
+        except MemoryError:  # the host itself is out of memory: as malloc returning NULL
+            return None
         with self._lock:
             address = self._next
             # One unmapped guard page at least between buffers; addresses are never reused
@@ -141,23 +153,18 @@ class HostMemory:
             return self._registered.containing(address) is not None
 
     # -- registration --------------------------------------------------------
-    def can_register(self, address: int, size: int) -> bool:
-        """Does ``[address, address+size)`` lie inside one live buffer?"""
-        with self._lock:
-            buf = self._buffer_at(address)
-            return buf is not None and address + size <= buf.end
-
-    def register(self, address: int, size: int) -> bool:
-        """Page-lock ``[address, address+size)``; False if any of it is already page-locked."""
+    def register(self, address: int, size: int) -> Registration:
+        """Page-lock ``[address, address+size)``: OK, OUTSIDE (not inside one live buffer),
+        or OVERLAP (some of it is page-locked already: registered, or aclrtMallocHost memory)."""
         end = address + size
         with self._lock:
             buf = self._buffer_at(address)
-            if buf is not None and buf.pinned:
-                return False
-            if self._registered.overlaps(address, end):
-                return False
+            if buf is None or end > buf.end:
+                return Registration.OUTSIDE
+            if buf.pinned or self._registered.overlaps(address, end):
+                return Registration.OVERLAP
             self._registered.add(address, end)
-            return True
+            return Registration.OK
 
     def unregister(self, address: int) -> bool:
         """Drop the registration that starts exactly at ``address``; False if none."""

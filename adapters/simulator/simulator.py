@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ from acl_conformance.reference_impl.constants import (
 from . import cabi
 from .devices import Context, Devices
 from .events import Event, Gate
-from .hostmem import HostMemory
+from .hostmem import HostMemory, Registration
 from .layout import DEFAULT_FIXTURES, ByteArray, Layout
 from .options import Options, parse
 from .streams import Schedule, Stream, Task, Wait
@@ -73,6 +74,13 @@ _REGISTER_FLAGS |= ACL_HOST_REG_PINNED
 
 class SimulatorClosed(RuntimeError):
     """A call was made after ``close()``."""
+
+
+def _abort_all(streams: set[Stream], gates: dict[int, Gate]) -> None:
+    for stream in list(streams):
+        stream.abort()
+    for gate in list(gates.values()):
+        gate.open()
 
 
 def _copy_task(dst: ByteArray, src: ByteArray) -> Task:
@@ -129,6 +137,8 @@ class Simulator(Adapter):
         self._init_count = 0
         self._init_config: str | None = None
         self._devices = Devices(opts.devices, self.layout, self._new_default_stream)
+        # A simulator dropped without close() must not leave blocked worker threads behind.
+        weakref.finalize(self, _abort_all, self._live_streams, self._gates)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str] | None = None) -> Simulator:
@@ -514,8 +524,11 @@ class Simulator(Adapter):
             if not isinstance(obj, Event):
                 return ACL_ERROR_RT_INVALID_HANDLE
             del self._objects[handle]
-            ctx = self._devices.context_of(obj.device)
-            if ctx is not None:
+        # The device table's lock is never taken while holding ours (set_device takes
+        # them in the other order), hence two steps.
+        ctx = self._devices.context_of(obj.device)
+        if ctx is not None:
+            with self._lock:
                 ctx.events.pop(handle, None)
         return ACL_SUCCESS
 
@@ -573,9 +586,10 @@ class Simulator(Adapter):
             return ACL_ERROR_INVALID_PARAM
         if address % HOST_REGISTER_ALIGNMENT:
             return ACL_ERROR_INVALID_PARAM
-        if not self._host.can_register(address, n):
+        outcome = self._host.register(address, n)
+        if outcome is Registration.OUTSIDE:
             return ACL_ERROR_RT_PARAM_INVALID
-        if not self._host.register(address, n):
+        if outcome is Registration.OVERLAP:
             return ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED
         return ACL_SUCCESS
 

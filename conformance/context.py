@@ -72,7 +72,8 @@ class Suite:
         h = Harness(adapter, self.profile, call_timeout=self.call_timeout)
         h.model.world.initialized = True  # the adapter was initialised (aclInit) once
         try:
-            h.call("set_device", device_id=0)
+            with h.setup():
+                h.call("set_device", device_id=0)
             yield h
         finally:
             h.close()

@@ -53,12 +53,22 @@ def _requirement_block(req_id: str | None, profile: str) -> list[str]:
     return lines
 
 
+def test_calls(harness: Harness) -> list[str]:
+    """The calls the test made, without the suite's own set-up reads."""
+    return [line for line in harness.model.history if line not in harness.setup_labels]
+
+
 def _history(harness: Harness) -> list[str]:
-    hist = harness.model.history
-    shown = hist[-HISTORY_SHOWN:]
+    calls = test_calls(harness)
+    setup = len(harness.model.history) - len(calls)
+    shown = calls[-HISTORY_SHOWN:]
     out = ["calls made, in order (C form; #N is the step):"]
-    if len(hist) > len(shown):
-        out.append(f"  ... {len(hist) - len(shown)} earlier calls (see the trace file)")
+    if setup:
+        out.append(
+            f"  ({setup} set-up calls, reading the variables' starting contents, are left out)"
+        )
+    if len(calls) > len(shown):
+        out.append(f"  ... {len(calls) - len(shown)} earlier calls (see the trace file)")
     out += [f"  {line};" for line in shown]
     return out
 
@@ -73,7 +83,7 @@ class ConformanceFailure(AssertionError):
         self.profile = harness.profile if harness is not None else "?"
         self.requirement = violations[0].requirement if violations else None
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
-        self.history = list(harness.model.history) if harness is not None else []
+        self.history = test_calls(harness) if harness is not None else []
         self.setup_error = setup_error
         super().__init__(self._message(harness))
 
@@ -107,7 +117,7 @@ class BackendCrash(Exception):
 
     def __init__(self, message: str, harness: Harness | None = None):
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
-        self.history = list(harness.model.history) if harness is not None else []
+        self.history = test_calls(harness) if harness is not None else []
         super().__init__(message)
 
 

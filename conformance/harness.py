@@ -134,6 +134,9 @@ class Harness:
         self._workers: dict[int, _Worker] = {}
         self._threads: dict[int, int] = {}
         self._known: set[tuple[int, str]] = set()
+        self.setup_labels: set[str] = set()
+        """Model steps the suite made for itself (reading starting contents, scratch memory)."""
+        self._in_setup: dict[int, bool] = {}
         self._scratch: dict[int, HostBuffer] = {}
         self.buffers: list[HostBuffer] = []
         self.streams: list[int] = []
@@ -181,6 +184,8 @@ class Harness:
             # The state the profile reads is the one before the call (only gates move
             # concurrently), so asking after the call is the same as asking before.
             exp = self.model.expect(name, thread, **args)
+            if self._in_setup.get(thread):
+                self.setup_labels.add(exp.label)
             violations = exp.settle(result.code, **outputs)
             violations += self._check_ready_reads(thread)
         if name == "launch_gate" and result.ok:
@@ -280,18 +285,31 @@ class Harness:
         observed = self._read_back(scratch.address, f.size, thread) if r.ok else None
         with self._lock:
             exp = self.model.expect("memcpy_from_symbol", thread, **args)
+            self.setup_labels.add(exp.label)
             violations = exp.settle(
                 r.code, **({"observed": observed} if observed is not None else {})
             )
         if violations:
             raise ConformanceFailure(violations, self)
 
+    @contextmanager
+    def setup(self) -> Iterator[None]:
+        """Calls made inside are the suite's set-up, left out of counterexamples."""
+        thread = self.thread_no()
+        before = self._in_setup.get(thread, False)
+        self._in_setup[thread] = True
+        try:
+            yield
+        finally:
+            self._in_setup[thread] = before
+
     def _scratch_buffer(self, thread: int, need: int = BASELINE_LIMIT) -> HostBuffer:
         """Host memory that this thread's reads land in (never a source, so never filled)."""
         buf = self._scratch.get(thread)
         if buf is None or buf.size < need:
             size = max(need, min(BASELINE_LIMIT, max(f.size for f in self.fixtures.values())))
-            r = self.call("malloc_pageable", size=size)
+            with self.setup():
+                r = self.call("malloc_pageable", size=size)
             if not r.ok:
                 raise ConformanceFailure.setup(
                     f"malloc({size}) failed in the backend: {r.code}", self

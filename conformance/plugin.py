@@ -91,6 +91,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="write each failing test's call trace here",
     )
+    g.addoption(
+        "--acl-requirement",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only the tests that check this requirement (repeatable)",
+    )
+    g.addoption(
+        "--acl-results",
+        default=None,
+        metavar="FILE",
+        help="write every suite test's result as JSON",
+    )
 
 
 def _suite_requested(config: pytest.Config) -> bool:
@@ -180,8 +193,9 @@ def suite_id(item: pytest.Item) -> str:
 
 
 def _is_suite_item(item: pytest.Item) -> bool:
-    mod = getattr(item, "module", None)
-    return mod is not None and mod.__name__.startswith(SUITE_PACKAGE + ".")
+    # By file, not module name: an editable install imports the suite's modules
+    # under whatever name pytest's import mode derives.
+    return Path(str(item.path)).resolve().parent == SUITE_DIR
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -204,7 +218,7 @@ def pytest_collection_modifyitems(
             if rid not in BY_ID:
                 errors.append(f"{item.nodeid}: unknown requirement id {rid!r}")
             covered.add(rid)
-    modules = {i.module.__name__ for i in suite_items if getattr(i, "module", None) is not None}
+    modules = {i.path.name for i in suite_items}
     whole = modules >= _suite_modules()
     if whole:
         missing = [r.id for r in for_profile(profile) if r.id not in covered]
@@ -212,8 +226,24 @@ def pytest_collection_modifyitems(
             errors.append(f"requirements of profile {profile} without a test: {', '.join(missing)}")
     if errors:
         raise pytest.UsageError("acl-conformance collection failed:\n  " + "\n  ".join(errors))
+    wanted = set(config.getoption("acl_requirement"))
+    if wanted:
+        unknown = wanted - set(BY_ID)
+        if unknown:
+            raise pytest.UsageError(
+                f"--acl-requirement: unknown requirement id(s) {', '.join(sorted(unknown))}"
+            )
+        dropped = [i for i in suite_items if not wanted & set(_requirements_of(i))]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            keep = {id(i) for i in dropped}
+            items[:] = [i for i in items if id(i) not in keep]
+            suite_items = [i for i in suite_items if id(i) not in keep]
     expectations = config.stash[_EXPECT]
     for item in suite_items:
+        # On the item, so that every report of it (setup skips too) carries them.
+        item.user_properties.append(("suite_id", suite_id(item)))
+        item.user_properties.append(("requirements", " ".join(_requirements_of(item))))
         entry = expectations.match(suite_id(item), _requirements_of(item))
         if entry is not None:
             item.add_marker(pytest.mark.skip(reason=f"{EXPECTED}{entry.describe()}"))
@@ -226,7 +256,8 @@ def pytest_collection_modifyitems(
 
 
 def _suite_modules() -> set[str]:
-    return {f"{SUITE_PACKAGE}.{p.stem}" for p in SUITE_DIR.glob("test_*.py")}
+    """The file names of the suite's test modules."""
+    return {p.name for p in SUITE_DIR.glob("test_*.py")}
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -273,12 +304,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     report: pytest.TestReport = outcome.get_result()
     if not _is_suite_item(item) or call.when != "call":
         return
-    ids = _requirements_of(item)
-    report.user_properties.append(("requirements", " ".join(ids)))
     exc = call.excinfo.value if call.excinfo is not None else None
     failure = _unwrap(exc)
     if failure is None:
         return
+    cfg = item.config
+    report.sections.append(
+        (
+            "acl-conformance: reproduce",
+            f"pytest --pyargs {SUITE_PACKAGE} --acl-adapter {cfg.getoption('acl_adapter')} "
+            f"--acl-profile {cfg.getoption('acl_profile')} "
+            f"--acl-hypothesis-profile {cfg.getoption('acl_hypothesis_profile')} -k '{item.name}'\n"
+            "(the ci profile is derandomised: the same command gives the same example; a blob "
+            "printed above replays it exactly)",
+        )
+    )
     kind = (
         "timeout"
         if isinstance(failure, BackendTimeout)
@@ -291,6 +331,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
         report.user_properties.append(("failed_requirement", failure.requirement or ""))
     history = getattr(failure, "history", [])
     report.user_properties.append(("calls", "\n".join(history[-60:])))
+    report.user_properties.append(("call_count", len(history)))
+    report.user_properties.append(("message", str(failure)[:8000]))
     trace_dir = item.config.getoption("acl_trace_dir")
     if trace_dir:
         path = Path(trace_dir) / (
@@ -329,7 +371,62 @@ def _unwrap(exc: BaseException | None) -> BaseException | None:
     return None
 
 
+_RESULTS = pytest.StashKey[list[dict[str, Any]]]()
+_CONFIG: list[pytest.Config] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG[:] = [session.config]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect each suite test's outcome (in the controller too, under xdist)."""
+    props = dict(report.user_properties)
+    if not _CONFIG or "suite_id" not in props:
+        return
+    if report.when == "call" or (report.when == "setup" and (report.skipped or report.failed)):
+        pass
+    else:
+        return
+    reason = ""
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2])
+    status = props.get("acl_status", report.outcome)
+    if report.when == "setup" and report.failed:
+        status = "error"
+    _CONFIG[0].stash.setdefault(_RESULTS, []).append(
+        {
+            "nodeid": report.nodeid,
+            "suite_id": props.get("suite_id", report.nodeid.rsplit("/", 1)[-1]),
+            "outcome": report.outcome,
+            "status": status,
+            "requirements": str(props.get("requirements", "")).split(),
+            "failed_requirement": props.get("failed_requirement"),
+            "call_count": props.get("call_count"),
+            "calls": props.get("calls"),
+            "message": props.get("message")
+            or (str(report.longrepr)[:4000] if report.failed else None),
+            "skip_reason": reason or None,
+            "expected_failure": props.get("expected_failure"),
+            "trace_file": props.get("trace_file"),
+            "duration_s": round(report.duration, 4),
+        }
+    )
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     suite = session.config.stash.get(_SUITE, None)
     if suite is not None:
         suite.close()
+    path = session.config.getoption("acl_results")
+    if path and not hasattr(session.config, "workerinput"):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "adapter": session.config.getoption("acl_adapter"),
+            "profile": session.config.getoption("acl_profile"),
+            "backend_version": suite.backend_version if suite is not None else "",
+            "results": session.config.stash.get(_RESULTS, []),
+            "unused_expectations": [e.key for e in session.config.stash[_EXPECT].unused()],
+        }
+        Path(path).write_text(json.dumps(doc, indent=1))

@@ -22,10 +22,12 @@ def _suite_item(pytester: pytest.Pytester, ids: str, name: str = "test_x.py") ->
 
 
 @pytest.fixture
-def in_suite(monkeypatch: pytest.MonkeyPatch) -> None:
+def in_suite(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
     from acl_conformance.conformance import plugin
 
-    monkeypatch.setattr(plugin, "SUITE_PACKAGE", "fake_suite")
+    monkeypatch.setattr(plugin, "SUITE_DIR", (pytester.path / "fake_suite").resolve())
+    # a suite with more modules than the test makes: not the whole suite
+    monkeypatch.setattr(plugin, "_suite_modules", lambda: {"test_x.py", "test_y.py", "test_z.py"})
 
 
 def test_unknown_requirement_fails_collection(pytester: pytest.Pytester, in_suite: None) -> None:
@@ -47,7 +49,7 @@ def test_missing_requirements_fail_when_the_whole_suite_is_collected(
     from acl_conformance.conformance import plugin
 
     _suite_item(pytester, '"KIND-ACCEPTED"')
-    monkeypatch.setattr(plugin, "_suite_modules", lambda: {"fake_suite.test_x"})
+    monkeypatch.setattr(plugin, "_suite_modules", lambda: {"test_x.py"})
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*requirements of profile spec without a test:*BOUNDS-END-EXACT*"])

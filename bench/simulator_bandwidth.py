@@ -83,7 +83,8 @@ def main() -> None:
 
         out_code, out = sim.malloc_host(SIZE)
         _check(out_code, "malloc_host")
-        _check(sim.memcpy_from_symbol(out, SIZE, symbols["g_bench64m"], SIZE, 0, 2), "read back")
+        d2h = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
+        _check(sim.memcpy_from_symbol(out, SIZE, symbols["g_bench64m"], SIZE, 0, d2h), "read back")
         if sim.read_host(out, SIZE)[1] != payload:
             raise SystemExit("the 64 MiB copy delivered wrong bytes")
 

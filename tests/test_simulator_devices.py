@@ -381,3 +381,17 @@ def test_a_dropped_simulator_stops_its_workers() -> None:
     for t in threads:
         t.join(10)
     assert not any(t.is_alive() for t in threads)
+
+
+def test_create_stream_racing_a_reset_is_undone(
+    sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # White-box: make create_stream see its context end right after it inserted the stream,
+    # as when another thread resets the device at that moment.
+    assert sim.set_device(0) == 0
+    monkeypatch.setattr(sim._devices, "context_of", lambda device: None)
+    code, handle = sim.create_stream()
+    assert (code, handle) == (ACL_ERROR_RT_CONTEXT_NULL, 0)
+    monkeypatch.undo()
+    assert sim.create_stream()[0] == 0
+    assert len(sim._devices.current().streams) == 1  # type: ignore[union-attr]

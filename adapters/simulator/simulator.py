@@ -370,15 +370,23 @@ class Simulator(Adapter):
         ctx = self._devices.current()
         if ctx is None:
             return ACL_ERROR_RT_CONTEXT_NULL, 0
-        with self._lock:
+        with self._lock:  # count and insert at once, so that racing threads respect the limit
             if len(ctx.streams) + 1 >= self.options.max_streams:
                 return ACL_ERROR_RT_NO_STREAM_RESOURCE, 0
             handle = next(self._handles)
-        key = f"d{ctx.device}g{ctx.generation}-{next(self._stream_keys)}"
-        stream = self._new_stream(handle, ctx.device, key)
-        with self._lock:
+            key = f"d{ctx.device}g{ctx.generation}-{next(self._stream_keys)}"
+            stream = Stream(handle, ctx.device, self._schedule, key)  # no thread until used
+            self._live_streams.add(stream)
             self._objects[handle] = stream
             ctx.streams[handle] = stream
+        if self._devices.context_of(ctx.device) is not ctx:
+            # Another thread reset the device meanwhile: the context this stream was made in
+            # has ended (its reset may or may not have seen the stream; undoing is harmless).
+            with self._lock:
+                self._objects.pop(handle, None)
+                ctx.streams.pop(handle, None)
+            self._retire([stream])
+            return ACL_ERROR_RT_CONTEXT_NULL, 0
         return ACL_SUCCESS, handle
 
     def destroy_stream(self, stream: int) -> int:

@@ -20,7 +20,7 @@ from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.reference_impl.constants import MemcpyKind
 
 SIZE = 64 << 20
-RUNS = 9
+RUNS = 15
 ENQUEUES = 5000
 H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 
@@ -30,27 +30,24 @@ def _check(code: int, what: str) -> None:
         raise SystemExit(f"{what} failed with aclError {code}")
 
 
-def simulator_copy_seconds(sim: Simulator, symbol: int, src: int) -> list[float]:
-    """Wall time of: 64 MiB pinned copy, then synchronize the stream; one per run."""
-    times = []
-    for _ in range(RUNS + 1):
+def copy_seconds(sim: Simulator, symbol: int, src: int) -> tuple[list[float], list[float]]:
+    """Wall times of the simulator (64 MiB pinned copy, then synchronize the stream) and of
+    numpy copying 64 MiB between two touched arrays, one of each per run, interleaved so
+    that both see the same machine load."""
+    np_src = np.random.default_rng(1).integers(0, 256, SIZE, dtype=np.uint8)
+    np_dst = np.ones(SIZE, dtype=np.uint8)
+    sim_times, np_times = [], []
+    for run in range(RUNS + 1):
         t0 = time.perf_counter()
         _check(sim.memcpy_to_symbol_async(symbol, src, SIZE, 0, H2D, 0), "copy")
         _check(sim.synchronize_stream(0), "synchronize")
-        times.append(time.perf_counter() - t0)
-    return times[1:]  # the first run warms up the worker thread
-
-
-def numpy_copy_seconds() -> list[float]:
-    """Wall time of numpy copying 64 MiB between two touched arrays; one per run."""
-    src = np.random.default_rng(1).integers(0, 256, SIZE, dtype=np.uint8)
-    dst = np.ones(SIZE, dtype=np.uint8)
-    times = []
-    for _ in range(RUNS + 1):
-        t0 = time.perf_counter()
-        np.copyto(dst, src)
-        times.append(time.perf_counter() - t0)
-    return times[1:]
+        t1 = time.perf_counter()
+        np.copyto(np_dst, np_src)
+        t2 = time.perf_counter()
+        if run:  # the first run warms up (the worker thread, the caches)
+            sim_times.append(t1 - t0)
+            np_times.append(t2 - t1)
+    return sim_times, np_times
 
 
 def enqueue_microseconds(sim: Simulator, symbol: int, src: int) -> list[float]:
@@ -77,8 +74,7 @@ def main() -> None:
         payload = np.random.default_rng(2).integers(0, 256, SIZE, dtype=np.uint8).tobytes()
         _check(sim.write_host(src, payload), "write_host")
 
-        sim_times = simulator_copy_seconds(sim, symbols["g_bench64m"], src)
-        np_times = numpy_copy_seconds()
+        sim_times, np_times = copy_seconds(sim, symbols["g_bench64m"], src)
         enqueue = enqueue_microseconds(sim, symbols["g_u32"], src)
 
         out_code, out = sim.malloc_host(SIZE)

@@ -62,12 +62,20 @@ class Adapter(ABC):
 
     name: str = "adapter"
 
+    calls_may_hang: bool = True
+    """Whether a call can fail to return (a real runtime, a driver, a third-party backend).
+    The suite then makes every call in a worker thread of its own with a time limit, so
+    a hang becomes TIMEOUT.  An in-process backend whose calls only ever wait for the
+    suite's own gates (the bundled simulator) says False and is called directly."""
+
     # -- identity and declarations ------------------------------------------
     @abstractmethod
     def capabilities(self) -> Capabilities: ...
 
     @abstractmethod
-    def fixtures(self) -> list[FixtureVariable]: ...
+    def fixtures(self) -> list[FixtureVariable]:
+        """The device variables, in the order they are laid out in device memory (so that
+        the suite knows each one's neighbour)."""
 
     @abstractmethod
     def invalid_handle(self) -> int:
@@ -268,6 +276,7 @@ class Traced(Adapter):
     def __init__(self, inner: Adapter) -> None:
         self.inner = inner
         self.name = inner.name
+        self.calls_may_hang = inner.calls_may_hang
         self.trace: list[CallRecord] = []
         self._lock = threading.Lock()
         self._threads: dict[int, int] = {}

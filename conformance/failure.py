@@ -80,12 +80,27 @@ class ConformanceFailure(AssertionError):
         self, violations: list[Violation], harness: Harness | None, setup_error: str | None = None
     ):
         self.violations = violations
+        self._harness = harness
         self.profile = harness.profile if harness is not None else "?"
         self.requirement = violations[0].requirement if violations else None
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
         self.history = test_calls(harness) if harness is not None else []
         self.setup_error = setup_error
         super().__init__(self._message(harness))
+
+    def under(self, requirement: str, context: str) -> ConformanceFailure:
+        """The same failure, charged to ``requirement`` because of how it arose (e.g. only
+        with several host threads at once); the model's own reading is kept in the text."""
+        first = self.violations[0]
+        v = Violation(
+            requirement,
+            f"{context}: {first.message}",
+            call=first.call,
+            allowed=first.allowed,
+            observed=first.observed,
+            details=[f"taken alone the model reads it as [{first.requirement}]", *first.details],
+        )
+        return ConformanceFailure([v, *self.violations[1:]], self._harness)
 
     @classmethod
     def setup(cls, message: str, harness: Harness) -> ConformanceFailure:

@@ -41,9 +41,10 @@ from acl_conformance.reference_impl.constants import (
 from .failure import BackendCrash, BackendTimeout, ConformanceFailure
 
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
-BASELINE_LIMIT = 1 << 20
+BASELINE_LIMIT = 4096
 """Variables up to this size are read as soon as a device is first used, so that a
-stray write into them shows even if no test touches them on purpose."""
+stray write into them shows even if no test touches them on purpose; a larger one
+is read when it, or the variable laid out just before it, is first used."""
 
 _SYMBOL_CALLS = {
     "memcpy_to_symbol_async",
@@ -208,7 +209,10 @@ class Harness:
             return out, frozenset(self._open_gates)
 
         try:
-            raw, gates_open = self._worker(thread).run(job, self.call_timeout, **args)
+            if self.adapter.calls_may_hang:
+                raw, gates_open = self._worker(thread).run(job, self.call_timeout, **args)
+            else:
+                raw, gates_open = job(**args)
         except concurrent.futures.TimeoutError:
             self.poisoned = f"{label} did not return within {self.call_timeout:g} s"
             raise BackendTimeout(self.poisoned, self) from None
@@ -266,6 +270,12 @@ class Harness:
                 if f.size <= BASELINE_LIMIT:
                     self._learn(thread, dev, f)
         self._learn(thread, dev, fixture)
+        # The variable laid out next (fixtures() lists them in layout order) is where a
+        # copy that runs past the end would land.
+        order = list(self.fixtures.values())
+        i = order.index(fixture)
+        if i + 1 < len(order):
+            self._learn(thread, dev, order[i + 1])
 
     def _learn(self, thread: int, device: int, f: FixtureVariable) -> None:
         """Read a variable before the model has seen it: its contents become the starting point."""

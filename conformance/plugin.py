@@ -104,6 +104,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="write every suite test's result as JSON",
     )
+    g.addoption(
+        "--acl-stop-on",
+        default=None,
+        metavar="ID",
+        help="stop the run at the first failure that cites this requirement (self-checks)",
+    )
 
 
 def _suite_requested(config: pytest.Config) -> bool:
@@ -239,6 +245,9 @@ def pytest_collection_modifyitems(
             keep = {id(i) for i in dropped}
             items[:] = [i for i in items if id(i) not in keep]
             suite_items = [i for i in suite_items if id(i) not in keep]
+    # Clause tests first, state machines last: a clause test pins a bug down in a
+    # few calls, where a machine would spend its time shrinking.
+    items.sort(key=lambda i: _is_suite_item(i) and i.path.name == "test_machines.py")
     expectations = config.stash[_EXPECT]
     for item in suite_items:
         # On the item, so that every report of it (setup skips too) carries them.
@@ -329,6 +338,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     report.user_properties.append(("acl_status", kind))
     if isinstance(failure, ConformanceFailure):
         report.user_properties.append(("failed_requirement", failure.requirement or ""))
+        stop_on = item.config.getoption("acl_stop_on")
+        if stop_on and failure.requirement == stop_on:
+            item.session.shouldstop = f"a failure cites {stop_on}"
     history = getattr(failure, "history", [])
     report.user_properties.append(("calls", "\n".join(history[-60:])))
     report.user_properties.append(("call_count", len(history)))

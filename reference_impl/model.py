@@ -786,10 +786,14 @@ class Model:
         req, why = "EFFECT-BYTES", "the bytes match no copy that may have run"
         rejected = [r for r in self._rejected.get((device, sym.name), ()) if r.source is not None]
         if any(self._explains(var, w, m) for w in m.blocked):
-            req, why = (
-                "STREAM-FIFO",
-                "a copy ran before a task ahead of it in its stream (a closed gate) had finished",
-            )
+            w = next(w for w in m.blocked if self._explains(var, w, m))
+            gate = self.order.blocked(w.task)
+            if gate is not None and gate.task.queue != w.task.queue:
+                req = "STREAM-EVENT-ORDER"
+                why = "a copy ran before the event it waits for (recorded behind a closed gate)"
+            else:
+                req = "STREAM-FIFO"
+                why = "a copy ran before a task ahead of it in its stream (a closed gate) had finished"
         elif self._other_instance_explains(device, sym, m):
             req, why = (
                 "DEVICE-INSTANCE",

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
 from acl_conformance.conformance import ops
+from acl_conformance.conformance.failure import ConformanceFailure
 from acl_conformance.conformance.harness import HostBuffer
 
 from .common import HarnessMachine
@@ -88,6 +89,10 @@ class ThreadsMachine(HarnessMachine):
             host.inbox.put(together(job))
         errors = [host.done.get(timeout=STEP_TIMEOUT) for host in self.hosts]
         for e in errors:
+            if isinstance(e, ConformanceFailure):
+                raise e.under(
+                    "CONCURRENCY-THREADS", f"with {len(jobs)} host threads calling at once"
+                )
             if e is not None:
                 raise e
 

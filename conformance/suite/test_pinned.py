@@ -95,10 +95,7 @@ def test_source_changed_before_the_sync(harness: Harness, gated: bool) -> None:
         h.open(g)
     ops.sync(h, s)
     h.write(src, 0, ops.pattern(36, 64))  # after the sync: must not matter
-    data = h.observe(VAR)
-    if gated:
-        # the copy could only run after the gate, when the changes were made
-        assert data[8:24] == ops.pattern(34, 16)
+    h.observe(VAR)  # each byte: a value its source byte held between the call and the sync
 
 
 @pytest.mark.requirement("PINNED-REGISTERED", "PINNED-ASYNC")

@@ -1,0 +1,117 @@
+"""The catalogue of variants: name, what it does, what must catch it, where it is legal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.simulator import Simulator
+
+from . import mutants as m
+
+BOTH = ("spec", "cann")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    description: str
+    build: Callable[..., Adapter]
+    catches: dict[str, str]
+    """Profile -> the requirement that must catch it there (empty: legal everywhere)."""
+    legal: tuple[str, ...] = ()
+    """Profiles under which the behaviour is legal (the suite must pass)."""
+
+    @property
+    def kind(self) -> str:
+        return "mutant" if self.catches else "legal"
+
+    def is_mutant(self, profile: str) -> bool:
+        return profile in self.catches
+
+    def is_legal(self, profile: str) -> bool:
+        return profile in self.legal
+
+
+def _mutant(
+    name: str, cls: type[Simulator], requirement: str, profiles: tuple[str, ...] = BOTH
+) -> Variant:
+    legal = tuple(p for p in BOTH if p not in profiles)
+    return Variant(
+        name,
+        (cls.__doc__ or "").strip().replace("\n", " "),
+        cls,
+        dict.fromkeys(profiles, requirement),
+        legal,
+    )
+
+
+def _legal(
+    name: str, description: str, profiles: tuple[str, ...] = BOTH, **options: Any
+) -> Variant:
+    return Variant(name, description, lambda **kw: Simulator(**{**options, **kw}), {}, profiles)
+
+
+CATALOGUE: tuple[Variant, ...] = (
+    _mutant("bound-lt", m.BoundLessThan, "BOUNDS-END-EXACT"),
+    _mutant("bound-one-past", m.BoundOnePast, "BOUNDS-PAST-END"),
+    _mutant("overflow-wraps", m.OverflowWraps, "BOUNDS-OVERFLOW"),
+    _mutant("d2h-accepted", m.DeviceToHostAccepted, "KIND-REJECTED"),
+    _mutant("out-of-enum-accepted", m.OutOfEnumAccepted, "KIND-OUT-OF-ENUM"),
+    _mutant("offset-ignored", m.OffsetIgnored, "EFFECT-BYTES"),
+    _mutant("one-byte-too-many", m.OneByteTooMany, "EFFECT-NO-STRAY"),
+    _mutant("source-off-by-one", m.SourceOffByOne, "EFFECT-BYTES"),
+    _mutant("pageable-deferred", m.PageableDeferred, "PAGEABLE-BLOCKS"),
+    _mutant("stream-order-broken", m.StreamOrderBroken, "STREAM-FIFO"),
+    _mutant("event-wait-ignored", m.EventWaitIgnored, "STREAM-EVENT-ORDER"),
+    _mutant("sync-returns-early", m.SyncReturnsEarly, "PINNED-COMPLETE-AFTER-SYNC"),
+    _mutant("shared-instance", m.SharedInstance, "DEVICE-INSTANCE"),
+    _mutant("interior-pointer-accepted", m.InteriorPointerAccepted, "SYMBOL-INTERIOR"),
+    _mutant("null-stream-rejected", m.NullStreamRejected, "STREAM-NULL-DEFAULT"),
+    _mutant("count-zero-rejected", m.CountZeroRejected, "COUNT-ZERO", ("cann",)),
+    _mutant("rejected-still-enqueues", m.RejectedStillEnqueues, "HYGIENE-NO-WRITE"),
+    _mutant("overflow-invalid-param", m.OverflowIsInvalidParam, "BOUNDS-OVERFLOW", ("cann",)),
+    _mutant("destroyed-stream-accepted", m.DestroyedStreamAccepted, "STREAM-INVALID-HANDLE"),
+    _mutant("registered-is-pageable", m.RegisteredIsPageable, "PINNED-REGISTERED"),
+    _mutant("pinned-blocks", m.PinnedBlocks, "PINNED-ASYNC"),
+    _mutant("threads-lose-writes", m.ThreadsLoseWrites, "CONCURRENCY-THREADS"),
+    _mutant("foreign-stream-accepted", m.ForeignStreamAccepted, "STREAM-FOREIGN-DEVICE", ("cann",)),
+    _mutant("query-always-complete", m.QueryAlwaysComplete, "STREAM-QUERY"),
+    _mutant("dst-max-ignored", m.DstMaxIgnored, "FROMSYMBOL-DSTMAX"),
+    _mutant("symbol-not-found-code", m.SymbolNotFoundCode, "SYMBOL-UNREGISTERED", ("cann",)),
+    _mutant("size-rounded-up", m.SizeRoundedUp, "SYMBOL-SIZE-AS-DECLARED"),
+    _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
+    _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),
+    _legal(
+        "random-1",
+        "seeded random delays and interleavings between streams",
+        schedule="random",
+        seed=1,
+    ),
+    _legal("random-2", "another seed of random scheduling", schedule="random", seed=2),
+    _legal(
+        "pinned-read-at-call", "a page-locked copy reads its source at the call", pinned_read="call"
+    ),
+    _legal("one-device", "a single device (two-device tests are not supported)", devices=1),
+    Variant(
+        "generic-error-codes",
+        (m.GenericErrorCodes.__doc__ or "").strip().replace("\n", " "),
+        m.GenericErrorCodes,
+        {},
+        ("spec",),
+    ),
+)
+
+BY_NAME: dict[str, Variant] = {v.name: v for v in CATALOGUE}
+
+
+def variant(name: str, **options: Any) -> Adapter:
+    """The adapter for variant ``name`` (``--acl-adapter acl_conformance.adapters.variants:variant
+    --acl-adapter-option name=<name>``); other options go to the simulator."""
+    try:
+        v = BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown variant {name!r}; known: {', '.join(BY_NAME)}") from None
+    return v.build(**options)

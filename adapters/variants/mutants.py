@@ -6,6 +6,7 @@ methods, so that the bug is the only difference.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from typing import Any
@@ -32,7 +33,7 @@ class _Helpers(Simulator):
     def _neighbour(self, symbol: int) -> int | None:
         """The variable laid out right after ``symbol`` in device memory."""
         fixtures = self.fixtures()
-        for a, b in zip(fixtures, fixtures[1:], strict=False):
+        for a, b in itertools.pairwise(fixtures):
             if a.address == symbol:
                 return b.address
         return None
@@ -349,9 +350,10 @@ class RejectedStillEnqueues(_Helpers):
     ) -> int:
         code = super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
         size = self._size_of(symbol)
-        if code == ACL_ERROR_INVALID_PARAM and size is not None and src and kind in (H2D, DEFAULT):
-            if count and offset < size and offset + count > size:
-                super().memcpy_to_symbol_async(symbol, src, size - offset, offset, kind, stream)
+        clipped = size is not None and count and offset < size < offset + count
+        if code == ACL_ERROR_INVALID_PARAM and clipped and src and kind in (H2D, DEFAULT):
+            assert size is not None
+            super().memcpy_to_symbol_async(symbol, src, size - offset, offset, kind, stream)
         return code
 
 

@@ -294,7 +294,7 @@ class SyncReturnsEarly(_Helpers):
         super().__init__(**kw)
 
     def synchronize_stream(self, stream: int) -> int:
-        code, _status = super().stream_query(stream)
+        code, _stream, _ctx = self._stream(stream)  # the handle checks, and no waiting
         return code
 
 

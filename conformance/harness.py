@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -355,6 +356,16 @@ class Harness:
                 kind=D2H,
             )
             return self._read_back(scratch.address, n, thread)
+
+    def watch(self, name: str, seconds: float = 0.2, device: int | None = None) -> None:
+        """Observe ``name`` again and again for ``seconds``: a task that runs too early (past
+        a closed gate, before an event) is caught whenever it runs, not only if it is quick."""
+        deadline = time.monotonic() + seconds
+        while True:
+            self.observe(name, device=device)
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.01)
 
     @contextmanager
     def on_device(self, device: int | None) -> Iterator[None]:

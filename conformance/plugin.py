@@ -22,7 +22,7 @@ from __future__ import annotations
 import builtins
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -307,16 +307,17 @@ def fresh_harness(acl_suite: context.Suite) -> Iterator[Harness]:
         yield h
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
-    outcome = yield
-    report: pytest.TestReport = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[Any]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     if not _is_suite_item(item) or call.when != "call":
-        return
+        return report
     exc = call.excinfo.value if call.excinfo is not None else None
     failure = _unwrap(exc)
     if failure is None:
-        return
+        return report
     cfg = item.config
     report.sections.append(
         (
@@ -362,6 +363,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
         }
         path.write_text(json.dumps(doc, indent=1))
         report.user_properties.append(("trace_file", str(path)))
+    return report
 
 
 _GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)

@@ -97,7 +97,7 @@ def check(
     """Run the suite against one variant under one profile."""
     req = variant.catches.get(profile)
     mutant = req is not None
-    extra = ["--acl-requirement", req, "--acl-stop-on", req] if mutant else []
+    extra = ["--acl-requirement", req, "--acl-stop-on", req] if req is not None else []
     if workers:
         extra += ["-n", str(workers)]
     doc, tail, wall = _pytest(variant, profile, extra, timeout)

@@ -88,7 +88,7 @@ def test_gate_reaches_other_streams_through_events(w: W) -> None:
     w.ok("record_event", event=0xE1, stream=w.stream)
     w.ok("stream_wait_event", stream=w.other_stream, event=0xE1)
     assert copy(w, stream=w.other_stream) == []
-    assert observe(w, "g_arr256", after("g_arr256", 0, PIN[:16])) == {"STREAM-FIFO"}
+    assert observe(w, "g_arr256", after("g_arr256", 0, PIN[:16])) == {"STREAM-EVENT-ORDER"}
     outcome = w.allowed("synchronize_stream", stream=w.other_stream)
     assert not outcome.accepts_success()
 

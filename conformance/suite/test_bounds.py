@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acl_conformance.conformance import ops
+from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.reference_impl.constants import SIZE_MAX
 
@@ -122,7 +123,7 @@ def test_count_zero(harness: Harness, case: str) -> None:
     count=st.integers(1, 32),
     huge=st.booleans(),
 )
-def test_around_the_bound(acl_suite, var: str, slack: int, count: int, huge: bool) -> None:
+def test_around_the_bound(acl_suite: Suite, var: str, slack: int, count: int, huge: bool) -> None:
     with acl_suite.harness() as h:
         n = ops.size(h, var)
         count = min(count, n)

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acl_conformance.conformance import ops
+from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
 
 NEIGHBOURS = ["g_u8", "g_u32", "g_u64", "g_struct12", "g_struct24", "g_arr256", "g_arr4k"]
@@ -51,7 +52,7 @@ def test_large_variables(harness: Harness, var: str) -> None:
     data=st.data(),
     pinned=st.booleans(),
 )
-def test_random_copy(acl_suite, var: str, data: st.DataObject, pinned: bool) -> None:
+def test_random_copy(acl_suite: Suite, var: str, data: st.DataObject, pinned: bool) -> None:
     with acl_suite.harness() as h:
         n = ops.size(h, var)
         offset = data.draw(st.integers(0, n - 1), label="offset")

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acl_conformance.conformance import ops
+from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.reference_impl.constants import INT32_MAX, MemcpyKind
 
@@ -59,7 +60,7 @@ def test_kinds_outside_the_enum_are_rejected(harness: Harness, kind: int) -> Non
 
 @pytest.mark.requirement("KIND-ACCEPTED", "KIND-REJECTED", "KIND-OUT-OF-ENUM")
 @given(kind=st.integers(-(2**31), 2**31 - 1))
-def test_any_int32_kind(acl_suite, kind: int) -> None:
+def test_any_int32_kind(acl_suite: Suite, kind: int) -> None:
     with acl_suite.harness() as h:
         src = h.pageable(16, ops.pattern(4, 16))
         r = ops.to_symbol_async(h, "g_u64", src, count=8, kind=kind)

@@ -22,7 +22,7 @@ def test_later_copy_wins(harness: Harness, gated: bool) -> None:
     for i in range(8):
         ops.to_symbol_async(h, VAR, a if i % 2 == 0 else b, count=48, offset=i, stream=s)
     if g is not None:
-        h.observe(VAR)  # nothing can have run yet
+        h.watch(VAR)  # nothing can run before the gate opens
         h.open(g)
     ops.sync(h, s)
     assert h.observe(VAR)[7:55] == ops.pattern(51, 48)
@@ -57,7 +57,7 @@ def test_event_orders_two_streams(harness: Harness) -> None:
     ops.record(h, e, s1)
     ops.wait(h, s2, e)
     ops.to_symbol_async(h, VAR, b, count=64, stream=s2)
-    h.observe(VAR)  # neither can have run: s2 waits for s1, which waits for the gate
+    h.watch(VAR)  # neither can run: s2 waits for s1, which waits for the gate
     h.open(g)
     ops.sync(h, s2)
     assert h.observe(VAR)[:64] == ops.pattern(55, 64)

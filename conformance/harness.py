@@ -147,6 +147,7 @@ class Harness:
         self._told: set[int] = set()
         """Gates whose opening the model has been told of."""
         self.gates: list[int] = []
+        self._devices_used: set[int] = set()
 
     # -- threads ----------------------------------------------------------
     def thread_no(self) -> int:
@@ -244,7 +245,9 @@ class Harness:
     def _remember(self, name: str, args: dict[str, Any], result: Result) -> None:
         if not result.ok:
             return
-        if name == "create_stream" and "stream" in result.outputs:
+        if name == "set_device":
+            self._devices_used.add(int(args["device_id"]))
+        elif name == "create_stream" and "stream" in result.outputs:
             self.streams.append(int(result.outputs["stream"]))
         elif name == "destroy_stream" and args["stream"] in self.streams:
             self.streams.remove(args["stream"])
@@ -480,13 +483,29 @@ class Harness:
 
     # -- teardown -------------------------------------------------------------------
     def close(self) -> None:
-        """Leave the backend clean for the next test: open gates, drain, free what we made."""
+        """Leave the backend clean for the next test: open gates, drain, free what we made.
+
+        Every device the test used is drained before anything is released: a buffer
+        freed under a pending copy is a use-after-free (a backend may crash on it),
+        and a copy still in flight would land in the next test's variables.
+        """
         try:
             if not self.poisoned:
                 for g in self.gates:
                     if self._claim(g):
                         self._raw("open_gate", 0, {"gate": g}, "open_gate")
+                world = self.model.world
+                devices = sorted(
+                    {d for d in world.current.values() if d is not None} | self._devices_used
+                )
+                for d in devices:
+                    self._raw("set_device", 0, {"device_id": d}, "set_device")
+                    self._raw("synchronize_device", 0, {}, "synchronize_device")
                 for s in list(self.streams):
+                    # A stream is destroyed in the context it belongs to.
+                    stream = world.streams.get(s)
+                    if stream is not None:
+                        self._raw("set_device", 0, {"device_id": stream.device}, "set_device")
                     self._raw("destroy_stream", 0, {"stream": s}, "destroy_stream")
                 for e in list(self.events):
                     self._raw("destroy_event", 0, {"event": e}, "destroy_event")
@@ -497,7 +516,8 @@ class Harness:
                         {"host_ptr": b.address} if b.pinned else {"ptr": b.address},
                         "free",
                     )
-                self._raw("synchronize_device", 0, {}, "synchronize_device")
+                if devices:
+                    self._raw("set_device", 0, {"device_id": devices[0]}, "set_device")
         except (BackendCrash, BackendTimeout):
             pass
         finally:

@@ -5,6 +5,8 @@ Every function goes through the harness, so every call is judged by the model.
 
 from __future__ import annotations
 
+import numpy as np
+
 from acl_conformance.reference_impl.constants import MemcpyKind
 
 from .harness import Harness, HostBuffer, Result
@@ -143,4 +145,5 @@ def destroyed_stream(h: Harness) -> int:
 
 def pattern(tag: int, n: int) -> bytes:
     """n bytes no other write of the test has: ``tag`` picks the sequence."""
-    return bytes(((tag * 73 + i * 29 + (i >> 8) * 11) % 251) + 1 for i in range(n))
+    i = np.arange(n, dtype=np.int64)
+    return (((tag * 73 + i * 29 + (i >> 8) * 11) % 251) + 1).astype(np.uint8).tobytes()

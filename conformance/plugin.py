@@ -245,9 +245,6 @@ def pytest_collection_modifyitems(
             keep = {id(i) for i in dropped}
             items[:] = [i for i in items if id(i) not in keep]
             suite_items = [i for i in suite_items if id(i) not in keep]
-    # Clause tests first, state machines last: a clause test pins a bug down in a
-    # few calls, where a machine would spend its time shrinking.
-    items.sort(key=lambda i: _is_suite_item(i) and i.path.name == "test_machines.py")
     expectations = config.stash[_EXPECT]
     for item in suite_items:
         # On the item, so that every report of it (setup skips too) carries them.
@@ -262,6 +259,19 @@ def pytest_collection_modifyitems(
             item.add_marker(
                 pytest.mark.skip(reason=f"applies to profile {', '.join(only.args)} only")
             )
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def order_suite(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the suite: after pytest's own reordering, hence a hook of its own, run last.
+
+    Clause tests first, state machines last: a clause test pins a bug down in a few
+    calls, where a machine would spend its time shrinking.  Under pytest-xdist the
+    long machines go first instead (with ``--dist worksteal`` the other worker takes
+    the rest), so that the workers end together.
+    """
+    parallel = hasattr(config, "workerinput")
+    items.sort(key=lambda i: (_is_suite_item(i) and i.path.name == "test_machines.py") != parallel)
 
 
 def _suite_modules() -> set[str]:

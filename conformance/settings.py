@@ -20,8 +20,8 @@ _PROFILES: dict[str, dict[str, object]] = {
         deadline=None,
         database=None,
         print_blob=True,
-        max_examples=30,
-        stateful_step_count=30,
+        max_examples=100,
+        stateful_step_count=50,
         suppress_health_check=_SLOW,
     ),
     "dev": dict(

@@ -25,6 +25,8 @@ class Lying(Simulator):
 
 
 class Hanging(Simulator):
+    calls_may_hang = True  # what a backend that can hang declares: calls get a time limit
+
     def synchronize_stream(self, stream: int) -> int:
         time.sleep(30)
         return 0

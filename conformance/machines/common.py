@@ -9,7 +9,7 @@ from hypothesis.stateful import RuleBasedStateMachine
 from acl_conformance.conformance import context, ops
 from acl_conformance.conformance.harness import Harness, HostBuffer
 
-UNBLOCK_DELAY = 0.02
+UNBLOCK_DELAY = 0.005
 """Seconds before a timer opens the gates a blocking call waits for."""
 
 

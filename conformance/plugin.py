@@ -22,10 +22,13 @@ from __future__ import annotations
 import builtins
 import json
 import re
+import shlex
+import zlib
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
@@ -74,6 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="ci",
         choices=settings.PROFILE_NAMES,
         help="ci (derandomised, the default), dev, or thorough",
+    )
+    g.addoption(
+        "--acl-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed every Hypothesis test (each from N and its own id): the same N, the same run",
     )
     g.addoption(
         "--acl-examples", type=int, default=None, metavar="N", help="Hypothesis examples per test"
@@ -168,9 +178,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     except AdapterResolutionError as exc:
         raise pytest.UsageError(str(exc)) from None
     hyp = config.getoption("acl_hypothesis_profile")
-    seed = (
-        "derandomised" if hyp == "ci" else (config.getoption("hypothesis_seed", None) or "random")
-    )
+    given = config.getoption("acl_seed")
+    seed = given if given is not None else ("derandomised" if hyp == "ci" else "random")
     opts = ", ".join(f"{k}={v}" for k, v in suite.adapter_options.items())
     return [
         f"acl-conformance: adapter={suite.adapter_name}{f' ({opts})' if opts else ''}, profile={suite.profile}",
@@ -263,15 +272,62 @@ def pytest_collection_modifyitems(
 
 @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
 def order_suite(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Order the suite: after pytest's own reordering, hence a hook of its own, run last.
+    """Clause tests first, state machines last (after pytest's own reordering, hence a
+    hook of its own, run last).
 
-    Clause tests first, state machines last: a clause test pins a bug down in a few
-    calls, where a machine would spend its time shrinking.  Under pytest-xdist the
-    long machines go first instead (with ``--dist worksteal`` the other worker takes
-    the rest), so that the workers end together.
+    A clause test pins a bug down in a few calls, where a machine would spend its
+    time shrinking.  Under pytest-xdist the machines' shards, left at the end, are
+    handed out one by one to whichever worker is free, so the workers end together.
     """
-    parallel = hasattr(config, "workerinput")
-    items.sort(key=lambda i: (_is_suite_item(i) and i.path.name == "test_machines.py") != parallel)
+    items.sort(key=lambda i: _is_suite_item(i) and i.path.name == "test_machines.py")
+
+
+def seed_for(base: int, item: pytest.Item) -> int:
+    """The seed of one test in a run seeded with ``base``: the same for the same test
+    however the run is split or ordered, different from test to test."""
+    return zlib.crc32(f"{base}:{suite_id(item)}".encode())
+
+
+def _seed_hypothesis(item: pytest.Item) -> None:
+    """Seed the item's Hypothesis test (``--acl-seed``; machine shards always, so that
+    each shard explores examples of its own even when the profile is derandomised)."""
+    base = item.config.getoption("acl_seed")
+    machine = getattr(getattr(item.cls, "runTest", None), "_hypothesis_state_machine_class", None)
+    if machine is not None:
+        if base is None and item.config.getoption("acl_hypothesis_profile") != "ci":
+            return  # dev and thorough are random on purpose
+        hypothesis.seed(seed_for(0 if base is None else base, item))(machine)
+    elif base is not None and hasattr(getattr(item, "obj", None), "hypothesis"):
+        # Set just before the test runs: parametrized items share one function.
+        hypothesis.seed(seed_for(base, item))(item.obj)
+
+
+def reproduce_command(item: pytest.Item) -> str:
+    """The command that runs this one test again, with the same backend, profile and seed."""
+    cfg = item.config
+    rest = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
+    args = [
+        "pytest",
+        f"{item.path}::{rest}",
+        "--acl-adapter",
+        cfg.getoption("acl_adapter"),
+        *(a for o in cfg.getoption("acl_adapter_option") for a in ("--acl-adapter-option", o)),
+        "--acl-profile",
+        cfg.getoption("acl_profile"),
+        "--acl-hypothesis-profile",
+        cfg.getoption("acl_hypothesis_profile"),
+    ]
+    if cfg.getoption("acl_seed") is not None:
+        args += ["--acl-seed", str(cfg.getoption("acl_seed"))]
+    if cfg.getoption("acl_examples"):
+        args += ["--acl-examples", str(cfg.getoption("acl_examples"))]
+    same = cfg.getoption("acl_seed") is not None or cfg.getoption("acl_hypothesis_profile") == "ci"
+    return shlex.join(args) + (
+        "\n(the same command gives the same example; a blob printed above replays it exactly)"
+        if same
+        else "\n(this profile draws at random: replay the blob printed above with "
+        "@reproduce_failure, or run again with --acl-seed)"
+    )
 
 
 def _suite_modules() -> set[str]:
@@ -282,6 +338,7 @@ def _suite_modules() -> set[str]:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if not _is_suite_item(item):
         return
+    _seed_hypothesis(item)
     need = item.get_closest_marker("needs")
     if need is None:
         return
@@ -328,17 +385,7 @@ def pytest_runtest_makereport(
     failure = _unwrap(exc)
     if failure is None:
         return report
-    cfg = item.config
-    report.sections.append(
-        (
-            "acl-conformance: reproduce",
-            f"pytest --pyargs {SUITE_PACKAGE} --acl-adapter {cfg.getoption('acl_adapter')} "
-            f"--acl-profile {cfg.getoption('acl_profile')} "
-            f"--acl-hypothesis-profile {cfg.getoption('acl_hypothesis_profile')} -k '{item.name}'\n"
-            "(the ci profile is derandomised: the same command gives the same example; a blob "
-            "printed above replays it exactly)",
-        )
-    )
+    report.sections.append(("acl-conformance: reproduce", reproduce_command(item)))
     kind = (
         "timeout"
         if isinstance(failure, BackendTimeout)

@@ -31,6 +31,12 @@ from typing import Any
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
 
 
+class CallTimeout(Exception):
+    """Raised by an adapter that enforces its own time limit on a call (a backend in
+    another process, say) when the call did not answer in time: the suite reports
+    TIMEOUT.  Any other exception from an adapter call is reported as CRASH."""
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a backend offers; the suite skips, with a reason, what it does not."""

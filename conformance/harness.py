@@ -28,7 +28,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from acl_conformance.adapters.base import OUTPUTS, Adapter, FixtureVariable, Traced
+from acl_conformance.adapters.base import (
+    OUTPUTS,
+    Adapter,
+    CallTimeout,
+    FixtureVariable,
+    Traced,
+)
 from acl_conformance.reference_impl import Capabilities as ModelCapabilities
 from acl_conformance.reference_impl import Model, Violation
 from acl_conformance.reference_impl.calls import CALLS, render_call
@@ -218,6 +224,9 @@ class Harness:
         except concurrent.futures.TimeoutError:
             self.poisoned = f"{label} did not return within {self.call_timeout:g} s"
             raise BackendTimeout(self.poisoned, self) from None
+        except CallTimeout as exc:  # the adapter's own limit
+            self.poisoned = f"{label} did not return: {exc}"
+            raise BackendTimeout(self.poisoned, self) from exc
         except Exception as exc:  # the backend raised instead of answering
             self.poisoned = f"{label} raised {type(exc).__name__}: {exc}"
             raise BackendCrash(self.poisoned, self) from exc

@@ -138,3 +138,22 @@ def test_gate_opened_by_a_timer_is_known_before_the_call_is_judged() -> None:
     finally:
         h.close()
         h.adapter.close()
+
+
+class SelfTimed(Simulator):
+    """An adapter with its own per-call limit (as a backend in another process has)."""
+
+    def synchronize_stream(self, stream: int) -> int:
+        from acl_conformance.adapters.base import CallTimeout
+
+        raise CallTimeout("no answer within 0.1 s")
+
+
+def test_an_adapters_own_call_timeout_is_a_timeout() -> None:
+    h = harness(SelfTimed())
+    s = h.stream()
+    with pytest.raises(BackendTimeout, match=r"aclrtSynchronizeStream\(stream0\) did not return"):
+        ops.sync(h, s)
+    assert h.poisoned
+    h.close()
+    h.adapter.close()

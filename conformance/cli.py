@@ -1,7 +1,13 @@
 """The ``acl-conformance`` command line.
 
-Subcommands that exist so far: ``list`` (the requirement catalogue).  Others
-are added as they become real; none is registered before it can run.
+- ``run``: the suite against a backend; reports, a per-requirement table, a verdict;
+- ``list``: the requirement catalogue;
+- ``replay``: a saved failing trace re-run against any backend, judged call by call;
+- ``reproducer``: a saved trace as a standalone C program for a vendor's runtime;
+- ``selfcheck``: the suite against its own mutants and legal variants.
+
+Exit status: 0 success (conformant), 1 a finding (not conformant, a mismatch, a
+surviving mutant), 2 a usage or set-up error, said in one line.
 """
 
 from __future__ import annotations
@@ -11,8 +17,12 @@ import json
 import sys
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from acl_conformance.reference_impl.catalogue import CATALOGUE, PROFILES, Requirement, for_profile
+
+from . import runner
 
 
 def _requirement_json(r: Requirement, profile: str | None) -> dict[str, object]:
@@ -60,6 +70,41 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Given(argparse.Action):
+    """Stores the value and remembers that the option was given (for locked modes)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if self.nargs == 0:
+            values = self.const
+        if isinstance(getattr(namespace, self.dest, None), list) and self.default == []:
+            values = [*getattr(namespace, self.dest), values]
+        setattr(namespace, self.dest, values)
+        namespace.given = {*getattr(namespace, "given", set()), self.dest}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    opts = runner.RunOptions(
+        adapter=args.adapter,
+        adapter_options=list(args.adapter_option),
+        profile=args.profile,
+        examples=args.examples,
+        jobs=args.jobs,
+        seed=args.seed,
+        report_dir=Path(args.report_dir),
+        expectations=Path(args.expectations) if args.expectations else None,
+        mode=args.mode,
+        call_timeout=args.call_timeout,
+        given=set(getattr(args, "given", set())),
+    )
+    return runner.run(opts, list(args.argv))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acl-conformance",
@@ -67,6 +112,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    p_run = sub.add_parser(
+        "run",
+        help="run the suite against a backend and write the reports",
+        description="Run the conformance suite against a backend (default: the bundled "
+        "simulator); write report.json, report.md, report.html and junit.xml; exit 0 when "
+        "conformant, 1 when not, 2 on a usage or set-up error.",
+    )
+    p_run.add_argument("--adapter", default="sim", action=_Given, help="backend (default sim)")
+    p_run.add_argument(
+        "--adapter-option",
+        default=[],
+        action=_Given,
+        metavar="KEY=VALUE",
+        help="an option for the backend's adapter (repeatable)",
+    )
+    p_run.add_argument("--profile", default="spec", choices=PROFILES, action=_Given)
+    p_run.add_argument("--examples", type=int, action=_Given, metavar="N")
+    p_run.add_argument("--jobs", type=int, action=_Given, metavar="N", help="pytest-xdist workers")
+    p_run.add_argument("--seed", type=int, action=_Given, metavar="S")
+    p_run.add_argument(
+        "--report-dir", default=runner.DEFAULT_REPORT_DIR, action=_Given, metavar="DIR"
+    )
+    p_run.add_argument(
+        "--expectations", action=_Given, metavar="FILE", help="known failures (ci mode)"
+    )
+    p_run.add_argument("--mode", default="ci", choices=("conformance", "ci"), action=_Given)
+    p_run.add_argument(
+        "--call-timeout",
+        type=float,
+        action=_Given,
+        metavar="SECONDS",
+        help="per-call limit before a backend is reported as TIMEOUT (default 60)",
+    )
+    p_run.set_defaults(func=cmd_run)
     p_list = sub.add_parser(
         "list", help="print the requirement catalogue (id, level, quoted sentence)"
     )
@@ -77,12 +156,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    raw = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(raw)
+    args.argv = raw
     try:
         rc: int = args.func(args)
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except runner.RunError as exc:
+        sys.stderr.write(f"acl-conformance {args.command}: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"acl-conformance {args.command}: interrupted\n")
+        return 2
     return rc
 
 

@@ -11,6 +11,7 @@ backend failing to answer at all: reported as CRASH and TIMEOUT, not FAIL.
 from __future__ import annotations
 
 import textwrap
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from acl_conformance.reference_impl import Violation
@@ -53,6 +54,15 @@ def _requirement_block(req_id: str | None, profile: str) -> list[str]:
     return lines
 
 
+def backend_facts(harness: Harness | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The fixture variables and capabilities of the backend, for trace files (a replay
+    maps the recorded symbol addresses onto another run's by name)."""
+    if harness is None:
+        return [], None
+    fixtures = [asdict(f) for f in harness.fixtures.values()]
+    return fixtures, asdict(harness.caps)
+
+
 def test_calls(harness: Harness) -> list[str]:
     """The calls the test made, without the suite's own set-up reads."""
     return [line for line in harness.model.history if line not in harness.setup_labels]
@@ -85,6 +95,7 @@ class ConformanceFailure(AssertionError):
         self.requirement = violations[0].requirement if violations else None
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
         self.history = test_calls(harness) if harness is not None else []
+        self.fixtures, self.capabilities = backend_facts(harness)
         self.setup_error = setup_error
         super().__init__(self._message(harness))
 
@@ -133,6 +144,7 @@ class BackendCrash(Exception):
     def __init__(self, message: str, harness: Harness | None = None):
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
         self.history = test_calls(harness) if harness is not None else []
+        self.fixtures, self.capabilities = backend_facts(harness)
         super().__init__(message)
 
 

@@ -20,9 +20,12 @@ The plugin does nothing to test runs that do not collect the suite.
 from __future__ import annotations
 
 import builtins
+import dataclasses
+import datetime
 import json
 import re
 import shlex
+import time
 import zlib
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -34,15 +37,14 @@ import pytest
 from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES, for_profile
 
-from . import context, settings
+from . import context, results, settings
 from .expectations import Expectations, ExpectationsError
 from .failure import BackendCrash, BackendTimeout, ConformanceFailure
 from .harness import Harness
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
-NOT_SUPPORTED = "not supported: "
-"""Prefix of skip reasons for capabilities the backend lacks (reported as not_supported)."""
+NOT_SUPPORTED = results.NOT_SUPPORTED
 EXPECTED = "expected failure: "
 
 
@@ -255,13 +257,23 @@ def pytest_collection_modifyitems(
             items[:] = [i for i in items if id(i) not in keep]
             suite_items = [i for i in suite_items if id(i) not in keep]
     expectations = config.stash[_EXPECT]
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        # For the controller: what a test is, should its worker die while running it
+        # (then no report of the test's own reaches the controller).
+        workeroutput["acl_items"] = {
+            i.nodeid: [suite_id(i), _requirements_of(i)] for i in suite_items
+        }
     for item in suite_items:
         # On the item, so that every report of it (setup skips too) carries them.
         item.user_properties.append(("suite_id", suite_id(item)))
         item.user_properties.append(("requirements", " ".join(_requirements_of(item))))
         entry = expectations.match(suite_id(item), _requirements_of(item))
         if entry is not None:
-            item.add_marker(pytest.mark.skip(reason=f"{EXPECTED}{entry.describe()}"))
+            # Run, not skipped: a listed test that passes is an unexpected pass (the entry
+            # is stale), which only running can tell.  Strict, so that pytest reports it
+            # as a failure; run without shrinking (see _expected_without_shrinking).
+            item.add_marker(pytest.mark.xfail(reason=f"{EXPECTED}{entry.describe()}", strict=True))
             item.user_properties.append(("expected_failure", entry.key))
         only = item.get_closest_marker("profile")
         if only is not None and profile not in only.args:
@@ -335,10 +347,50 @@ def _suite_modules() -> set[str]:
     return {p.name for p in SUITE_DIR.glob("test_*.py")}
 
 
+_SHRINKING = pytest.StashKey[Any]()
+
+
+def _expected_without_shrinking(item: pytest.Item) -> None:
+    """A listed (expected) failure is only run to tell whether it still fails: without
+    Hypothesis' shrink phase, which is where a failing test spends its time."""
+    if "expected_failure" not in dict(item.user_properties):
+        return
+    phases = [p for p in hypothesis.Phase if p is not hypothesis.Phase.shrink]
+    case = item.cls if getattr(item.cls, "runTest", None) is not None else None
+    if case is not None and isinstance(getattr(case, "settings", None), hypothesis.settings):
+        item.stash[_SHRINKING] = (case, "settings", case.settings)
+        case.settings = hypothesis.settings(case.settings, phases=phases)
+        return
+    fn = getattr(item, "obj", None)
+    current = getattr(fn, "_hypothesis_internal_use_settings", None)
+    if isinstance(current, hypothesis.settings):
+        # Hypothesis keeps a @given test's settings on this attribute; set for this
+        # run only (parametrized items share the function) and put back at teardown.
+        item.stash[_SHRINKING] = (fn, "_hypothesis_internal_use_settings", current)
+        fn._hypothesis_internal_use_settings = hypothesis.settings(current, phases=phases)  # type: ignore[union-attr]
+
+
+_BACKEND_SENT = pytest.StashKey[bool]()
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if not _is_suite_item(item):
         return
     _seed_hypothesis(item)
+    _expected_without_shrinking(item)
+    config = item.config
+    if not config.stash.get(_BACKEND_SENT, False):
+        # Once per process, on a test's reports: the backend's identity reaches the
+        # results document even when the tests ran in pytest-xdist workers.
+        suite = config.stash[_SUITE]
+        caps = suite.adapter().capabilities()
+        info = {
+            "name": suite.adapter().name,
+            "version": suite.backend_version,
+            "capabilities": dataclasses.asdict(caps),
+        }
+        item.user_properties.append(("backend", info))
+        config.stash[_BACKEND_SENT] = True
     need = item.get_closest_marker("needs")
     if need is None:
         return
@@ -352,6 +404,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip(
                 f"{NOT_SUPPORTED}the backend declares {name}={have!r}, the test needs {name}={wanted!r}"
             )
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    saved = item.stash.get(_SHRINKING, None)
+    if saved is not None:
+        target, attr, value = saved
+        setattr(target, attr, value)
 
 
 @pytest.fixture(scope="session")
@@ -385,7 +444,9 @@ def pytest_runtest_makereport(
     failure = _unwrap(exc)
     if failure is None:
         return report
-    report.sections.append(("acl-conformance: reproduce", reproduce_command(item)))
+    reproduce = reproduce_command(item)
+    report.sections.append(("acl-conformance: reproduce", reproduce))
+    report.user_properties.append(("reproduce", reproduce.splitlines()[0]))
     kind = (
         "timeout"
         if isinstance(failure, BackendTimeout)
@@ -396,6 +457,9 @@ def pytest_runtest_makereport(
     report.user_properties.append(("acl_status", kind))
     if isinstance(failure, ConformanceFailure):
         report.user_properties.append(("failed_requirement", failure.requirement or ""))
+        if failure.violations:
+            report.user_properties.append(("allowed", failure.violations[0].allowed))
+            report.user_properties.append(("observed", failure.violations[0].observed))
         stop_on = item.config.getoption("acl_stop_on")
         if stop_on and failure.requirement == stop_on:
             item.session.shouldstop = f"a failure cites {stop_on}"
@@ -416,6 +480,8 @@ def pytest_runtest_makereport(
             "status": kind,
             "requirement": getattr(failure, "requirement", None),
             "message": str(failure),
+            "fixtures": getattr(failure, "fixtures", []),
+            "capabilities": getattr(failure, "capabilities", None),
             "calls": [r.to_json() for r in getattr(failure, "trace", [])],
         }
         path.write_text(json.dumps(doc, indent=1))
@@ -443,61 +509,113 @@ def _unwrap(exc: BaseException | None) -> BaseException | None:
 
 
 _RESULTS = pytest.StashKey[list[dict[str, Any]]]()
+_STARTED = pytest.StashKey[tuple[str, float]]()
+_BACKEND = pytest.StashKey[dict[str, Any]]()
+_ITEMS = pytest.StashKey[dict[str, list[Any]]]()
+_DIED = pytest.StashKey[list[pytest.TestReport]]()
 _CONFIG: list[pytest.Config] = []
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     _CONFIG[:] = [session.config]
+    if _suite_requested(session.config):
+        # Before anything runs (and whatever the verbosity): a backend that cannot be
+        # had is one line and a usage error, not an error per test.
+        suite = session.config.stash[_SUITE]
+        try:
+            suite.adapter()
+        except AdapterResolutionError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        except Exception as exc:  # the backend was found but would not start
+            what = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise pytest.UsageError(
+                f"adapter {suite.adapter_name!r}: the backend could not be started: {what}"
+            ) from None
+    session.config.stash[_STARTED] = (
+        datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        time.monotonic(),
+    )
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, in the controller: a worker ended; keep what it said of its items."""
+    items = getattr(node, "workeroutput", {}).get("acl_items")
+    if items and _CONFIG:
+        _CONFIG[0].stash.setdefault(_ITEMS, {}).update(items)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Collect each suite test's outcome (in the controller too, under xdist)."""
     props = dict(report.user_properties)
-    if not _CONFIG or "suite_id" not in props:
+    if not _CONFIG:
         return
-    if report.when == "call" or (report.when == "setup" and (report.skipped or report.failed)):
-        pass
-    else:
+    if "suite_id" not in props:
+        if report.failed and "crashed while running" in str(report.longrepr):
+            # pytest-xdist's report for a test whose worker died: resolved at the end,
+            # when the surviving workers have said what each test is.
+            _CONFIG[0].stash.setdefault(_DIED, []).append(report)
         return
-    reason = ""
-    if report.skipped and isinstance(report.longrepr, tuple):
-        reason = str(report.longrepr[2])
-    status = props.get("acl_status", report.outcome)
-    if report.when == "setup" and report.failed:
-        status = "error"
-    _CONFIG[0].stash.setdefault(_RESULTS, []).append(
-        {
-            "nodeid": report.nodeid,
-            "suite_id": props.get("suite_id", report.nodeid.rsplit("/", 1)[-1]),
-            "outcome": report.outcome,
-            "status": status,
-            "requirements": str(props.get("requirements", "")).split(),
-            "failed_requirement": props.get("failed_requirement"),
-            "call_count": props.get("call_count"),
-            "calls": props.get("calls"),
-            "message": props.get("message")
-            or (str(report.longrepr)[:4000] if report.failed else None),
-            "skip_reason": reason or None,
-            "expected_failure": props.get("expected_failure"),
-            "trace_file": props.get("trace_file"),
-            "duration_s": round(report.duration, 4),
-        }
-    )
+    if "backend" in props:
+        _CONFIG[0].stash[_BACKEND] = props["backend"]
+    status = results.status_of(report, props)
+    if status is None:
+        return
+    _CONFIG[0].stash.setdefault(_RESULTS, []).append(results.record(report, status))
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    suite = session.config.stash.get(_SUITE, None)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    suite = config.stash.get(_SUITE, None)
+    path = config.getoption("acl_results")
+    if path and not hasattr(config, "workerinput"):
+        _write_results(config, suite, Path(path), int(exitstatus))
     if suite is not None:
         suite.close()
-    path = session.config.getoption("acl_results")
-    if path and not hasattr(session.config, "workerinput"):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        doc = {
-            "adapter": session.config.getoption("acl_adapter"),
-            "profile": session.config.getoption("acl_profile"),
-            "backend_version": suite.backend_version if suite is not None else "",
-            "results": session.config.stash.get(_RESULTS, []),
-            "unused_expectations": [e.key for e in session.config.stash[_EXPECT].unused()],
-        }
-        Path(path).write_text(json.dumps(doc, indent=1))
+
+
+def _write_results(
+    config: pytest.Config, suite: context.Suite | None, path: Path, exitstatus: int
+) -> None:
+    records = list(config.stash.get(_RESULTS, []))
+    items = config.stash.get(_ITEMS, {})
+    for rep in config.stash.get(_DIED, []):
+        sid, reqs = items.get(rep.nodeid, [rep.nodeid.rsplit("/", 1)[-1], []])
+        rep.user_properties = [
+            ("suite_id", sid),
+            ("requirements", " ".join(reqs)),
+            ("message", f"the test's process died: {str(rep.longrepr).strip()[:2000]}"),
+        ]
+        records.append(results.record(rep, "crash"))
+    expectations = config.stash[_EXPECT]
+    used = {r["expected_failure"] for r in records if r.get("expected_failure")}
+    backend = config.stash.get(_BACKEND, {})
+    started, t0 = config.stash.get(_STARTED, ("", time.monotonic()))
+    doc = results.document(
+        adapter=config.getoption("acl_adapter"),
+        adapter_options=_adapter_options(config),
+        profile=config.getoption("acl_profile"),
+        backend_name=backend.get("name") or config.getoption("acl_adapter"),
+        backend_version=backend.get("version")
+        or (suite.backend_version if suite is not None else ""),
+        capabilities=backend.get("capabilities"),
+        hypothesis_profile=config.getoption("acl_hypothesis_profile"),
+        seed=config.getoption("acl_seed"),
+        examples=config.getoption("acl_examples"),
+        workers=int(getattr(config.option, "numprocesses", 0) or 0),
+        started=started,
+        duration_s=time.monotonic() - t0,
+        exitstatus=exitstatus,
+        results=records,
+        expectations={
+            "file": expectations.source or None,
+            "entries": [
+                {"key": e.key, "reason": e.reason, "link": e.link} for e in expectations.entries
+            ],
+            # From the results, not from collection: under xdist the controller
+            # collects nothing, and an entry is stale only if no test it covers ran.
+            "unused": [e.key for e in expectations.entries if e.key not in used],
+        },
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))

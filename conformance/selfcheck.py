@@ -107,7 +107,7 @@ def check(
             variant.name, kind, profile, req, "error", False, wall_s=wall, detail=tail
         )
     results = list(doc["results"])  # type: ignore[call-overload]
-    failed = [r for r in results if r["status"] in ("fail", "failed", "crash", "timeout", "error")]
+    failed = [r for r in results if r["status"] in ("fail", "crash", "timeout", "error", "xpass")]
     elapsed = 0.0
     first: dict[str, object] | None = None
     for r in results:

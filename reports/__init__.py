@@ -1,1 +1,89 @@
-"""acl-conformance: reports."""
+"""acl-conformance reports: one run's results as report.json, report.md and report.html.
+
+``build`` turns the results document the pytest plugin writes (schema
+``acl-conformance-results/1``) and a description of the run into the report
+(schema ``report/1``, ``schema/report-1.schema.json`` in this package);
+``write`` renders it.  This package reads nothing but those two inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from . import aggregate, html, markdown
+
+SCHEMA_VERSION = "1.0"
+SCHEMA_FILE = "report-1.schema.json"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema every report.json validates against."""
+    text = resources.files(__package__).joinpath("schema", SCHEMA_FILE).read_text("utf-8")
+    doc: dict[str, Any] = json.loads(text)
+    return doc
+
+
+def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """The report of one run.
+
+    ``suite``: {name, version, commit, dirty}; ``run``: {mode, jobs, command, machine,
+    python, hypothesis, pytest, numpy} (the rest comes from ``results``).
+    """
+    rows = aggregate.requirement_rows(results)
+    gate = aggregate.gate(results, rows)
+    verdict, reasons = aggregate.verdict(rows, gate)
+    caps = results.get("capabilities") or {}
+    seed = results.get("seed")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite": suite,
+        "execution_target": {
+            "adapter": results["adapter"],
+            "adapter_options": results.get("adapter_options", {}),
+            "backend": results.get("backend_name") or results["adapter"],
+            "backend_version": results.get("backend_version", ""),
+            "devices": caps.get("devices"),
+            "capabilities": caps or None,
+            "profile": results["profile"],
+        },
+        "run": {
+            **run,
+            "seed": seed,
+            "seed_text": str(seed)
+            if seed is not None
+            else ("derandomised" if results.get("hypothesis_profile") == "ci" else "random"),
+            "hypothesis_profile": results.get("hypothesis_profile"),
+            "examples": results.get("examples"),
+            "started": results.get("started"),
+            "duration_s": results.get("duration_s"),
+            "pytest_exitstatus": results.get("exitstatus"),
+            "tests": len(results["results"]),
+        },
+        "summary": aggregate.summary(rows),
+        "requirements": rows,
+        "expectations": gate,
+        "verdict": verdict,
+        "verdict_reasons": reasons,
+    }
+
+
+def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
+    """report.json, report.md and report.html in ``out_dir``; the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "report.json": json.dumps(report, indent=1, ensure_ascii=False) + "\n",
+        "report.md": markdown.render(report),
+        "report.html": html.render(report),
+    }
+    written = []
+    for name, text in paths.items():
+        p = out_dir / name
+        p.write_text(text, encoding="utf-8")
+        written.append(p)
+    return written
+
+
+__all__ = ["SCHEMA_VERSION", "aggregate", "build", "schema", "write"]

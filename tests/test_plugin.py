@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 SUITE_LIKE = """
@@ -55,18 +57,52 @@ def test_missing_requirements_fail_when_the_whole_suite_is_collected(
     result.stderr.fnmatch_lines(["*requirements of profile spec without a test:*BOUNDS-END-EXACT*"])
 
 
-def test_expectations_skip_listed_tests(pytester: pytest.Pytester, in_suite: None) -> None:
+def test_a_listed_test_that_passes_is_an_unexpected_pass(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
     _suite_item(pytester, '"KIND-ACCEPTED"')
     exp = pytester.makefile(
         ".txt", expectations="KIND-ACCEPTED  known bug  https://example.org/1\n"
     )
+    out = pytester.path / "results.json"
     result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "-rs", "fake_suite", f"--acl-expectations={exp}"
+        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}", f"--acl-results={out}"
     )
-    result.assert_outcomes(skipped=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*expected failure: KIND-ACCEPTED: known bug (https://example.org/1)*"]
+        ["*XPASS(strict)*expected failure: KIND-ACCEPTED: known bug (https://example.org/1)*"]
     )
+    (rec,) = json.loads(out.read_text())["results"]
+    assert rec["status"] == "xpass" and rec["expected_failure"] == "KIND-ACCEPTED"
+
+
+FAILING = """
+import pytest
+
+@pytest.mark.requirement("KIND-ACCEPTED")
+def test_copy(harness):
+    harness.fail("KIND-ACCEPTED", "planted failure")
+"""
+
+
+def test_a_listed_test_that_fails_is_an_expected_failure(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / "test_x.py").write_text(FAILING)
+    exp = pytester.makefile(
+        ".txt",
+        expectations="test_x.py::test_copy  known bug\nSTREAM-FIFO  matches nothing here\n",
+    )
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}", f"--acl-results={out}"
+    )
+    result.assert_outcomes(xfailed=1)
+    doc = json.loads(out.read_text())
+    (rec,) = doc["results"]
+    assert rec["status"] == "xfail" and rec["expected_failure"] == "test_x.py::test_copy"
+    assert doc["expectations"]["unused"] == ["STREAM-FIFO"]
 
 
 def test_malformed_expectations_are_a_usage_error(

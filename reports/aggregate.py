@@ -1,0 +1,164 @@
+"""From per-test results to per-requirement statuses, a summary and a verdict.
+
+A requirement's status is the worst of what its tests say of it:
+
+- a test that passed says ``pass``; one the backend cannot run (a capability it
+  does not declare) says ``not_supported``; one listed in the expectations file
+  and still failing says ``xfail``;
+- a test that failed citing the requirement says ``fail``; a test that failed
+  citing *another* requirement says ``unknown`` of this one (it stopped before
+  it could check it: a check that did not finish is never a pass);
+- a test whose backend died or hung says ``crash`` / ``timeout``; one the suite
+  could not run says ``unknown``.
+
+Worst first: fail, crash, timeout, unknown, xfail, pass, not_supported (a
+requirement is not_supported only when none of its tests could run).  A
+requirement no test reported on is ``unknown``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+STATUS_ORDER = ("fail", "crash", "timeout", "unknown", "xfail", "pass", "not_supported")
+"""Requirement statuses, worst first."""
+
+SUMMARY_KEYS = ("pass", "fail", "not_supported", "crash", "timeout", "unknown", "xfail")
+
+BAD = frozenset({"fail", "crash", "timeout", "unknown"})
+"""Statuses that make a run not conformant."""
+
+
+def _says(test: dict[str, Any], req: str) -> str | None:
+    """What ``test`` says of requirement ``req`` (None: nothing)."""
+    status = test["status"]
+    if status == "pass":
+        return "pass"
+    if status == "xpass":
+        return "pass"  # it passes; the stale expectation is the gate's business
+    if status == "not_supported":
+        return "not_supported"
+    if status == "xfail":
+        return "xfail"
+    if status == "fail":
+        return "fail" if test.get("failed_requirement") == req else "unknown"
+    if status in ("crash", "timeout"):
+        return str(status)
+    if status == "error":
+        return "unknown"
+    return None  # skipped: the test does not apply to this run
+
+
+def _worst(statuses: list[str]) -> str:
+    if not statuses:
+        return "unknown"
+    return min(statuses, key=STATUS_ORDER.index)
+
+
+def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per requirement of the profile, in catalogue order."""
+    tests = results["results"]
+    rows = []
+    for req in results["requirements"]:
+        rid = req["id"]
+        mine = [t for t in tests if rid in t["requirements"] or t.get("failed_requirement") == rid]
+        said = [(t, _says(t, rid)) for t in mine]
+        said = [(t, s) for t, s in said if s is not None]
+        status = _worst([s for _, s in said])
+        failing = next(
+            (t for t, s in said if s in ("fail", "crash", "timeout") and s == status), None
+        )
+        expected = next((t["expected_failure"] for t, s in said if s == "xfail"), None)
+        cut_short = sorted(
+            {
+                str(t["failed_requirement"])
+                for t, s in said
+                if s == "unknown" and t["status"] == "fail" and t.get("failed_requirement")
+            }
+        )
+        rows.append(
+            {
+                "id": rid,
+                "level": req["level"],
+                "clause": req["clause"],
+                "title": req["title"],
+                "quote": req["quote"],
+                "silent": req.get("silent"),
+                "status": status,
+                "tests": [
+                    {
+                        "nodeid": t["suite_id"],
+                        "status": t["status"],
+                        "duration_s": t["duration_s"],
+                    }
+                    for t, _ in said
+                ],
+                "counterexample": _counterexample(failing) if failing is not None else None,
+                "expected_failure": expected,
+                "cut_short_by": cut_short,
+            }
+        )
+    return rows
+
+
+def _counterexample(test: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "test": test["suite_id"],
+        "calls": list(test.get("calls") or []),
+        "allowed": test.get("allowed"),
+        "observed": test.get("observed"),
+        "message": test.get("message"),
+        "trace_file": test.get("trace_file"),
+        "reproduce": test.get("reproduce"),
+    }
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
+    out = {k: 0 for k in SUMMARY_KEYS}
+    for r in rows:
+        out[r["status"]] += 1
+    out["total"] = len(rows)
+    return out
+
+
+def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the expectations file did: matched, stale (unexpected passes), unused."""
+    tests = results["results"]
+    exp = results.get("expectations") or {}
+    return {
+        "file": exp.get("file"),
+        "entries": exp.get("entries", []),
+        "unexpected_passes": sorted(
+            {
+                f"{t['suite_id']} (entry {t['expected_failure']})"
+                for t in tests
+                if t["status"] == "xpass"
+            }
+        ),
+        "expected_failures": sorted({r["id"] for r in rows if r["status"] == "xfail"}),
+        "unused": list(exp.get("unused", [])),
+    }
+
+
+def verdict(rows: list[dict[str, Any]], gate_info: dict[str, Any]) -> tuple[str, list[str]]:
+    """('conformant' | 'not conformant', the reasons).  Requirements left unknown only
+    because their tests were cut short by another requirement's failure are named
+    together, after the failures that cut them short."""
+    reasons = []
+    collateral = []
+    for r in rows:
+        if r["status"] not in BAD:
+            continue
+        if r["status"] == "unknown" and r.get("cut_short_by"):
+            collateral.append(r)
+        else:
+            reasons.append(f"{r['id']} ({r['level']}): {r['status']}")
+    if collateral:
+        causes = sorted({c for r in collateral for c in r["cut_short_by"]})
+        reasons.append(
+            f"{len(collateral)} more unknown ({', '.join(r['id'] for r in collateral)}): "
+            f"some of their tests were cut short by the failure of {', '.join(causes)}"
+        )
+    for p in gate_info["unexpected_passes"]:
+        reasons.append(f"unexpected pass: {p}; the expectations entry is stale")
+    return ("not conformant" if reasons else "conformant"), reasons

@@ -1,0 +1,116 @@
+"""report.html: one self-contained page (inline style, no scripts, nothing fetched)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+COLOUR = {
+    "pass": "#d7f5d7",
+    "fail": "#f8c9c9",
+    "crash": "#f3b0e0",
+    "timeout": "#f6d6a8",
+    "unknown": "#e6e6e6",
+    "xfail": "#f7efb3",
+    "not_supported": "#dde8f7",
+}
+
+STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:72em}
+table{border-collapse:collapse;width:100%}
+td,th{border:1px solid #bbb;padding:.3em .5em;vertical-align:top;text-align:left}
+th{background:#f0f0f0}
+pre{background:#f7f7f7;padding:.5em;overflow-x:auto;font-size:12px}
+.verdict{font-size:1.4em;font-weight:bold}
+.conformant{color:#186418}.notconformant{color:#9a1515}
+blockquote{margin:.3em 0 .3em 1em;color:#444;font-style:italic}
+"""
+
+
+def _row(r: dict[str, Any]) -> str:
+    colour = COLOUR.get(r["status"], "#fff")
+    n_pass = sum(1 for x in r["tests"] if x["status"] == "pass")
+    details = []
+    quotes = "".join(f"<blockquote>{escape(q)}</blockquote>" for q in r["quote"])
+    tests = "".join(
+        f"<li><code>{escape(x['nodeid'])}</code>: {escape(x['status'])} ({x['duration_s']} s)</li>"
+        for x in r["tests"]
+    )
+    details.append(quotes)
+    if r.get("silent"):
+        details.append(f"<p><b>The text is silent:</b> {escape(r['silent'])}</p>")
+    c = r.get("counterexample")
+    if c:
+        details.append(f"<p><b>Counterexample</b> from <code>{escape(c['test'])}</code></p>")
+        if c["calls"]:
+            details.append("<pre>" + escape("\n".join(f"{x};" for x in c["calls"])) + "</pre>")
+        for key, label in (("allowed", "allowed"), ("observed", "backend")):
+            if c.get(key):
+                details.append(f"<p><b>{label}:</b> <code>{escape(c[key])}</code></p>")
+        if c.get("message"):
+            details.append("<pre>" + escape(c["message"]) + "</pre>")
+        if c.get("trace_file"):
+            details.append(f"<p>trace: <code>{escape(c['trace_file'])}</code></p>")
+        if c.get("reproduce"):
+            details.append(f"<p>reproduce: <code>{escape(c['reproduce'])}</code></p>")
+    if r.get("cut_short_by"):
+        details.append(
+            "<p>Some tests were cut short by the failure of "
+            + escape(", ".join(r["cut_short_by"]))
+            + ": what they would have checked here is unknown.</p>"
+        )
+    if r.get("expected_failure"):
+        details.append(
+            f"<p>expected failure (entry <code>{escape(r['expected_failure'])}</code>)</p>"
+        )
+    details.append(f"<ul>{tests}</ul>")
+    return (
+        f'<tr style="background:{colour}"><td><b>{escape(r["id"])}</b></td>'
+        f"<td>{escape(str(r['level']))}</td><td>{escape(r['clause'])}</td>"
+        f"<td><b>{escape(r['status'])}</b></td><td>{n_pass}/{len(r['tests'])}</td>"
+        f"<td><details{' open' if c else ''}><summary>{escape(r['title'])}</summary>"
+        f"{''.join(details)}</details></td></tr>"
+    )
+
+
+def render(report: dict[str, Any]) -> str:
+    t = report["execution_target"]
+    run = report["run"]
+    suite = report["suite"]
+    s = report["summary"]
+    verdict = report["verdict"]
+    cls = "conformant" if verdict == "conformant" else "notconformant"
+    reasons = "".join(f"<li>{escape(x)}</li>" for x in report["verdict_reasons"])
+    exp = report["expectations"]
+    unused = "".join(
+        f"<li>entry <code>{escape(k)}</code> matched no test that ran</li>" for k in exp["unused"]
+    )
+    counts = "".join(
+        f'<td style="background:{COLOUR.get(k, "#fff")}">{escape(k)}: {s[k]}</td>'
+        for k in ("pass", "fail", "crash", "timeout", "unknown", "xfail", "not_supported")
+    )
+    rows = "".join(_row(r) for r in report["requirements"])
+    options = ", ".join(f"{k}={v}" for k, v in t["adapter_options"].items())
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>acl-conformance report: {escape(verdict)}</title>
+<style>{STYLE}</style></head><body>
+<h1>acl-conformance report</h1>
+<p class="verdict {cls}">{escape(verdict)}</p>
+<ul>{reasons}</ul>
+<table>
+<tr><th>backend</th><td>{escape(t["backend_version"])} (adapter <code>{escape(t["adapter"])}</code>{escape(", " + options if options else "")}), {escape(str(t["devices"]))} device(s)</td></tr>
+<tr><th>profile</th><td>{escape(t["profile"])} (mode {escape(run["mode"])})</td></tr>
+<tr><th>suite</th><td>{escape(suite["name"])} {escape(suite["version"])}, commit <code>{escape(str(suite["commit"]))}</code>{" (with local changes)" if suite.get("dirty") else ""}</td></tr>
+<tr><th>run</th><td>Hypothesis profile {escape(str(run["hypothesis_profile"]))}, seed {escape(run["seed_text"])}; {run["tests"]} tests, {run["jobs"]} worker(s), {run["duration_s"]} s, started {escape(str(run["started"]))}</td></tr>
+<tr><th>machine</th><td>{escape(str(run["machine"]))}; Python {escape(run["python"])}, Hypothesis {escape(run["hypothesis"])}, pytest {escape(run["pytest"])}</td></tr>
+</table>
+<h2>Summary</h2>
+<table><tr>{counts}<td>total: {s["total"]}</td></tr></table>
+{f"<h2>Expectations</h2><p>file <code>{escape(str(exp['file']))}</code></p><ul>{unused}</ul>" if exp.get("file") else ""}
+<h2>Requirements</h2>
+<table><tr><th>requirement</th><th>level</th><th>area</th><th>status</th><th>tests passed</th><th>statement (click for details)</th></tr>
+{rows}
+</table>
+</body></html>
+"""

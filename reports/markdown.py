@@ -1,0 +1,103 @@
+"""report.md: the report as Markdown (a table per requirement, counterexamples below)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ICON = {
+    "pass": "PASS",
+    "fail": "**FAIL**",
+    "crash": "**CRASH**",
+    "timeout": "**TIMEOUT**",
+    "unknown": "**UNKNOWN**",
+    "xfail": "XFAIL",
+    "not_supported": "not supported",
+}
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(report: dict[str, Any]) -> str:
+    t = report["execution_target"]
+    run = report["run"]
+    suite = report["suite"]
+    s = report["summary"]
+    out = [
+        f"# acl-conformance report: {report['verdict'].upper()}",
+        "",
+        f"- backend: `{_cell(t['backend_version'])}` (adapter `{t['adapter']}`"
+        + (
+            ", options " + ", ".join(f"`{k}={v}`" for k, v in t["adapter_options"].items())
+            if t["adapter_options"]
+            else ""
+        )
+        + f"), {t['devices']} device(s)",
+        f"- profile: `{t['profile']}`; mode: `{run['mode']}`",
+        f"- suite: {suite['name']} {suite['version']} (commit `{suite['commit']}`"
+        + (", with local changes" if suite.get("dirty") else "")
+        + ")",
+        f"- Hypothesis profile `{run['hypothesis_profile']}`, seed {run['seed_text']}"
+        + (f", {run['examples']} examples per test" if run.get("examples") else "")
+        + f"; {run['tests']} tests, {run['jobs']} worker(s), {run['duration_s']} s",
+        f"- machine: {_cell(run['machine'])}; Python {run['python']}, "
+        f"Hypothesis {run['hypothesis']}, pytest {run['pytest']}",
+        "",
+        "| pass | fail | crash | timeout | unknown | xfail | not supported | total |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {s['pass']} | {s['fail']} | {s['crash']} | {s['timeout']} | {s['unknown']} "
+        f"| {s['xfail']} | {s['not_supported']} | {s['total']} |",
+        "",
+    ]
+    if report["verdict_reasons"]:
+        out += ["Why not conformant:", ""]
+        out += [f"- {_cell(r)}" for r in report["verdict_reasons"]]
+        out.append("")
+    exp = report["expectations"]
+    if exp.get("file"):
+        out.append(f"Expectations file `{exp['file']}`: {len(exp['entries'])} entries.")
+        for key in exp["unused"]:
+            out.append(f"- entry `{key}` matched no test that ran (stale, or a typo)")
+        out.append("")
+    out += [
+        "## Requirements",
+        "",
+        "| requirement | level | area | status | tests | statement |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in report["requirements"]:
+        n_pass = sum(1 for x in r["tests"] if x["status"] == "pass")
+        note = (
+            f" (tests cut short by {', '.join(r['cut_short_by'])})" if r.get("cut_short_by") else ""
+        )
+        out.append(
+            f"| {r['id']} | {r['level']} | {r['clause']} | {ICON.get(r['status'], r['status'])}"
+            f"{note} | {n_pass}/{len(r['tests'])} | {_cell(r['title'])} |"
+        )
+    failing = [r for r in report["requirements"] if r["counterexample"]]
+    if failing:
+        out += ["", "## Counterexamples", ""]
+    for r in failing:
+        c = r["counterexample"]
+        out += [f"### {r['id']} ({r['status']})", "", f"Test `{c['test']}`.", ""]
+        for q in r["quote"]:
+            out.append(f"> {q}")
+        out.append("")
+        if c["calls"]:
+            out += ["```c", *[f"{line};" for line in c["calls"]], "```", ""]
+        if c.get("allowed"):
+            out.append(f"- allowed: `{_cell(c['allowed'])}`")
+        if c.get("observed"):
+            out.append(f"- backend: `{_cell(c['observed'])}`")
+        if c.get("trace_file"):
+            out.append(f"- trace: `{c['trace_file']}` (`acl-conformance replay` it)")
+        if c.get("reproduce"):
+            out.append(f"- reproduce: `{c['reproduce']}`")
+        out.append("")
+    silent = [r for r in report["requirements"] if r.get("silent")]
+    if silent:
+        out += ["## Where the specification is silent", ""]
+        out += [f"- **{r['id']}**: {_cell(r['silent'])}" for r in silent]
+        out.append("")
+    return "\n".join(out) + "\n"

@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.reference_impl.catalogue import CATALOGUE, PROFILES, Requirement, for_profile
 
-from . import runner
+from . import replay, reproducer, runner, selfcheck, trace
 
 
 def _requirement_json(r: Requirement, profile: str | None) -> dict[str, object]:
@@ -100,9 +101,81 @@ def cmd_run(args: argparse.Namespace) -> int:
         expectations=Path(args.expectations) if args.expectations else None,
         mode=args.mode,
         call_timeout=args.call_timeout,
+        requirements=list(args.requirement),
         given=set(getattr(args, "given", set())),
     )
     return runner.run(opts, list(args.argv))
+
+
+def _options(items: list[str]) -> dict[str, str]:
+    out = {}
+    for o in items:
+        key, sep, value = o.partition("=")
+        if not sep or not key.strip():
+            raise runner.RunError(f"--adapter-option {o!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        t = trace.load(args.trace)
+    except trace.TraceError as exc:
+        raise runner.RunError(str(exc)) from None
+    adapter = args.adapter or t.adapter
+    options = _options(args.adapter_option) if args.adapter else t.adapter_options
+    try:
+        return replay.replay(
+            t, adapter, options, args.profile or t.profile, sys.stdout, args.call_timeout
+        )
+    except AdapterResolutionError as exc:
+        raise runner.RunError(str(exc)) from None
+
+
+def cmd_reproducer(args: argparse.Namespace) -> int:
+    try:
+        t = trace.load(args.trace)
+        source = reproducer.generate(t)
+    except (trace.TraceError, reproducer.ReproducerError) as exc:
+        raise runner.RunError(str(exc)) from None
+    if args.output == "-":
+        sys.stdout.write(source)
+        return 0
+    out = Path(args.output)
+    try:
+        out.write_text(source)
+    except OSError as exc:
+        raise runner.RunError(f"-o {out}: cannot be written ({exc.strerror or exc})") from None
+    sys.stderr.write(f"wrote {out} ({len(source.splitlines())} lines) from {t.path}\n")
+    return 0
+
+
+def cmd_selfcheck(args: argparse.Namespace) -> int:
+    from acl_conformance.adapters.variants import BY_NAME
+
+    unknown = [n for n in args.variant if n not in BY_NAME]
+    if unknown:
+        raise runner.RunError(f"--variant {unknown[0]!r}: unknown; known: {', '.join(BY_NAME)}")
+    pairs = selfcheck.plan(args.profile or ("spec", "cann"), args.variant or None)
+    sys.stdout.write(
+        f"checking the suite against {len(pairs)} (variant, profile) pairs, {args.jobs} at a time\n"
+    )
+    sys.stdout.flush()
+    results = selfcheck.run(pairs, jobs=args.jobs)
+    sys.stdout.write(selfcheck.table(results) + "\n")
+    out = Path(args.report_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "selfcheck.json").write_text(json.dumps(selfcheck.to_json(results), indent=1) + "\n")
+    bad = [r for r in results if not r.ok]
+    mutants = [r for r in results if r.kind == "mutant"]
+    legal = [r for r in results if r.kind != "mutant"]
+    sys.stdout.write(
+        f"mutants caught: {sum(r.ok for r in mutants)}/{len(mutants)}; legal variants "
+        f"accepted: {sum(r.ok for r in legal)}/{len(legal)}; written {out / 'selfcheck.json'}\n"
+    )
+    for r in bad:
+        sys.stdout.write(f"  {r.variant} ({r.profile}): {r.verdict}; {r.detail}\n")
+    return 1 if bad else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,7 +218,56 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="per-call limit before a backend is reported as TIMEOUT (default 60)",
     )
+    p_run.add_argument(
+        "--requirement",
+        default=[],
+        action=_Given,
+        metavar="ID",
+        help="run and report only the tests of this requirement (repeatable; ci mode)",
+    )
     p_run.set_defaults(func=cmd_run)
+
+    p_replay = sub.add_parser(
+        "replay",
+        help="re-run a saved failing trace against a backend, judged call by call",
+        description="Re-run the calls of a trace file (written for every failure into "
+        "<report dir>/traces) against a backend (default: the one that was recorded) and "
+        "print each call's result beside what the profile allows.  Exit 1 when the failure "
+        "reproduces, 0 when it does not, 2 on a usage error.",
+    )
+    p_replay.add_argument("trace", metavar="TRACE")
+    p_replay.add_argument("--adapter", help="backend (default: the recorded one)")
+    p_replay.add_argument("--adapter-option", default=[], action="append", metavar="KEY=VALUE")
+    p_replay.add_argument("--profile", choices=PROFILES, help="default: the recorded one")
+    p_replay.add_argument("--call-timeout", type=float, default=60.0, metavar="SECONDS")
+    p_replay.set_defaults(func=cmd_replay)
+
+    p_repro = sub.add_parser(
+        "reproducer",
+        help="write a saved failing trace as a standalone C program",
+        description="Write the calls of a trace file as a C program (ACL headers, aclInit ... "
+        "aclFinalize, every call checked against what the profile allows, each mismatch "
+        "printed) that a vendor compiles against their runtime.",
+    )
+    p_repro.add_argument("trace", metavar="TRACE")
+    p_repro.add_argument("-o", "--output", required=True, metavar="OUT.c", help="- for stdout")
+    p_repro.set_defaults(func=cmd_reproducer)
+
+    p_self = sub.add_parser(
+        "selfcheck",
+        help="run the suite against its catalogue of mutants and legal variants",
+        description="The suite's proof of power: every mutant of the simulator must be caught "
+        "by a failure citing the requirement it breaks, every legal variant must pass.  "
+        "Prints the matrix, writes selfcheck.json; exit 1 if a mutant survives or a legal "
+        "variant fails.",
+    )
+    p_self.add_argument("--report-dir", default=runner.DEFAULT_REPORT_DIR, metavar="DIR")
+    p_self.add_argument("--jobs", type=int, default=runner.default_jobs(), metavar="N")
+    p_self.add_argument("--profile", action="append", choices=PROFILES, help="default: both")
+    p_self.add_argument(
+        "--variant", action="append", default=[], metavar="NAME", help="only these (repeatable)"
+    )
+    p_self.set_defaults(func=cmd_selfcheck)
     p_list = sub.add_parser(
         "list", help="print the requirement catalogue (id, level, quoted sentence)"
     )

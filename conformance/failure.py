@@ -54,13 +54,20 @@ def _requirement_block(req_id: str | None, profile: str) -> list[str]:
     return lines
 
 
-def backend_facts(harness: Harness | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """The fixture variables and capabilities of the backend, for trace files (a replay
-    maps the recorded symbol addresses onto another run's by name)."""
+def backend_facts(harness: Harness | None) -> dict[str, Any]:
+    """The fixture variables, capabilities and invalid handle of the backend, for trace
+    files (a replay maps the recorded addresses and handles onto another run's)."""
     if harness is None:
-        return [], None
-    fixtures = [asdict(f) for f in harness.fixtures.values()]
-    return fixtures, asdict(harness.caps)
+        return {}
+    try:
+        invalid: int | None = harness.adapter.invalid_handle()
+    except Exception:  # a backend that is gone cannot say; the trace is still useful
+        invalid = None
+    return {
+        "fixtures": [asdict(f) for f in harness.fixtures.values()],
+        "capabilities": asdict(harness.caps),
+        "invalid_handle": invalid,
+    }
 
 
 def test_calls(harness: Harness) -> list[str]:
@@ -95,7 +102,7 @@ class ConformanceFailure(AssertionError):
         self.requirement = violations[0].requirement if violations else None
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
         self.history = test_calls(harness) if harness is not None else []
-        self.fixtures, self.capabilities = backend_facts(harness)
+        self.backend = backend_facts(harness)
         self.setup_error = setup_error
         super().__init__(self._message(harness))
 
@@ -144,7 +151,7 @@ class BackendCrash(Exception):
     def __init__(self, message: str, harness: Harness | None = None):
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
         self.history = test_calls(harness) if harness is not None else []
-        self.fixtures, self.capabilities = backend_facts(harness)
+        self.backend = backend_facts(harness)
         super().__init__(message)
 
 

@@ -154,6 +154,8 @@ class Harness:
         """Gates whose opening the model has been told of."""
         self.gates: list[int] = []
         self._devices_used: set[int] = set()
+        self.last_expectation: dict[int, Any] = {}
+        """Per host thread: what the model allowed for its latest call (replay prints it)."""
 
     # -- threads ----------------------------------------------------------
     def thread_no(self) -> int:
@@ -193,6 +195,7 @@ class Harness:
             # The state the profile reads is the one before the call (only gates move
             # concurrently), so asking after the call is the same as asking before.
             exp = self.model.expect(name, thread, **args)
+            self.last_expectation[thread] = exp
             if self._in_setup.get(thread):
                 self.setup_labels.add(exp.label)
             violations = exp.settle(result.code, **outputs)

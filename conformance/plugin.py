@@ -41,6 +41,7 @@ from . import context, results, settings
 from .expectations import Expectations, ExpectationsError
 from .failure import BackendCrash, BackendTimeout, ConformanceFailure
 from .harness import Harness
+from .trace import TRACE_FORMAT
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
@@ -474,14 +475,15 @@ def pytest_runtest_makereport(
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         doc = {
-            "nodeid": item.nodeid,
+            "format": TRACE_FORMAT,
+            "test": suite_id(item),
             "adapter": item.config.getoption("acl_adapter"),
             "profile": item.config.getoption("acl_profile"),
             "status": kind,
             "requirement": getattr(failure, "requirement", None),
             "message": str(failure),
-            "fixtures": getattr(failure, "fixtures", []),
-            "capabilities": getattr(failure, "capabilities", None),
+            "adapter_options": _adapter_options(item.config),
+            **getattr(failure, "backend", {}),
             "calls": [r.to_json() for r in getattr(failure, "trace", [])],
         }
         path.write_text(json.dumps(doc, indent=1))
@@ -607,6 +609,7 @@ def _write_results(
         duration_s=time.monotonic() - t0,
         exitstatus=exitstatus,
         results=records,
+        selected=list(config.getoption("acl_requirement")),
         expectations={
             "file": expectations.source or None,
             "entries": [

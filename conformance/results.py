@@ -133,6 +133,7 @@ def document(
     duration_s: float,
     exitstatus: int,
     results: list[dict[str, Any]],
+    selected: list[str],
     expectations: dict[str, Any],
 ) -> dict[str, Any]:
     """The whole results document."""
@@ -152,6 +153,7 @@ def document(
         "duration_s": round(duration_s, 3),
         "exitstatus": exitstatus,
         "requirements": catalogue(profile),
+        "selected": selected,
         "results": results,
         "expectations": expectations,
     }

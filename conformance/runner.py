@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from acl_conformance import reports
 from acl_conformance.conformance.expectations import Expectations, ExpectationsError
-from acl_conformance.reference_impl.catalogue import PROFILES
+from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES
 
 from .buildinfo import suite_info
 
@@ -48,6 +48,8 @@ class RunOptions:
     expectations: Path | None = None
     mode: str = "ci"
     call_timeout: float | None = None
+    requirements: list[str] = field(default_factory=list)
+    """Run only the tests of these requirements (and report only these)."""
     given: set[str] = field(default_factory=set)
     """The options given on the command line (a conformance run locks the others)."""
 
@@ -74,6 +76,11 @@ def check(opts: RunOptions) -> None:
             )
     if opts.profile not in PROFILES:
         raise RunError(f"--profile {opts.profile!r}: expected one of {', '.join(PROFILES)}")
+    unknown = [r for r in opts.requirements if r not in BY_ID]
+    if unknown:
+        raise RunError(
+            f"--requirement {unknown[0]!r}: not a requirement ID (see 'acl-conformance list')"
+        )
     if opts.examples is not None and opts.examples < 1:
         raise RunError(f"--examples {opts.examples}: must be at least 1")
     if opts.jobs is not None and opts.jobs < 1:
@@ -136,6 +143,8 @@ def pytest_command(opts: RunOptions) -> list[str]:
         cmd += ["--acl-expectations", str(opts.expectations.resolve())]
     if opts.call_timeout is not None:
         cmd += ["--acl-call-timeout", str(opts.call_timeout)]
+    for r in opts.requirements:
+        cmd += ["--acl-requirement", r]
     return cmd
 
 

@@ -292,6 +292,41 @@ class VarMemory:
                 if x < y:
                     mask[x - a : y - a] |= alt[x - alt_lo : y - alt_lo] == obs[x - a : y - a]
 
+    def allowed(
+        self, lo: int, hi: int, visible: Callable[[Write], bool]
+    ) -> list[tuple[int, int, list[Bytes] | None]]:
+        """What a read of [lo, hi) may see, per segment: (start, end, values), where a byte
+        is allowed when some array of ``values`` has it at that position (None: any byte).
+        The same judgement as ``check``, spelled out (for reproducers written elsewhere)."""
+        out: list[tuple[int, int, list[Bytes] | None]] = []
+        for a, b, cands in self.segments(lo, hi):
+            values: list[Bytes] | None = []
+            for c in cands:
+                if isinstance(c, Write) and not visible(c):
+                    continue
+                v = self.value_of(c, a, b)
+                if v is None:
+                    values = None
+                    break
+                assert values is not None
+                values.append(v)
+                if isinstance(c, Write):
+                    for alt_lo, alt in c.alternatives:
+                        x, y = max(a, alt_lo), min(b, alt_lo + len(alt))
+                        if x < y:
+                            # Base bytes elsewhere: they are allowed anyway, so the array
+                            # adds exactly the alternative's values.
+                            arr = v.copy()
+                            arr[x - a : y - a] = alt[x - alt_lo : y - alt_lo]
+                            values.append(arr)
+            if values is not None:
+                unique: dict[bytes, Bytes] = {}
+                for v in values:
+                    unique.setdefault(v.tobytes(), v)
+                values = list(unique.values())
+            out.append((a, b, values))
+        return out
+
     def snapshot(self, lo: int, hi: int) -> list[tuple[int, int, tuple[Candidate, ...]]]:
         """The segments over [lo, hi) as they are now (for asynchronous reads)."""
         return list(self.segments(lo, hi))

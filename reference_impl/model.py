@@ -147,6 +147,9 @@ class Model:
         self._addresses: dict[tuple[int, str], int] = {}
         self._undefined: dict[int, np.ndarray] = {}
         """Per host buffer address: which bytes hold values the suite never wrote."""
+        self.spell_out_reads = False
+        """When set, every synchronous read leaves what it allowed in ``last_allowed``."""
+        self.last_allowed: list[tuple[int, int, list[np.ndarray] | None]] = []
 
     # -- set-up -----------------------------------------------------------
     def add_symbol(self, name: str, address: int, size: int) -> Symbol:
@@ -765,8 +768,15 @@ class Model:
             if len(cands) == 1 and cands[0] is not INITIAL and not isinstance(cands[0], Write):
                 # Unspecified contents (after a reset): what is read now is the new start.
                 var.forget(obs.copy())
+                self.last_allowed = [(offset, offset + len(data), None)]
                 return []
-        mismatches = var.check(offset, obs, lambda w: self.order.blocked(w.task) is None)
+
+        def visible(w: Write) -> bool:
+            return self.order.blocked(w.task) is None
+
+        if self.spell_out_reads:
+            self.last_allowed = var.allowed(offset, offset + len(data), visible)
+        mismatches = var.check(offset, obs, visible)
         return [self._diagnose(device, sym, m, label) for m in mismatches]
 
     # -- diagnosis --------------------------------------------------------

@@ -61,6 +61,7 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
             "duration_s": results.get("duration_s"),
             "pytest_exitstatus": results.get("exitstatus"),
             "tests": len(results["results"]),
+            "requirements_selected": list(results.get("selected") or []),
         },
         "summary": aggregate.summary(rows),
         "requirements": rows,

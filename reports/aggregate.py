@@ -58,9 +58,12 @@ def _worst(statuses: list[str]) -> str:
 def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per requirement of the profile, in catalogue order."""
     tests = results["results"]
+    selected = set(results.get("selected") or [])
     rows = []
     for req in results["requirements"]:
         rid = req["id"]
+        if selected and rid not in selected:
+            continue  # a partial run (--requirement) reports what it was asked about
         mine = [t for t in tests if rid in t["requirements"] or t.get("failed_requirement") == rid]
         said = [(t, _says(t, rid)) for t in mine]
         said = [(t, s) for t, s in said if s is not None]

@@ -1,0 +1,156 @@
+"""``acl-conformance replay TRACE``: a saved failing trace re-run against a backend.
+
+Each recorded call is made again (handles and addresses mapped onto the new
+run), judged by the model of the trace's profile, and printed beside what the
+profile allows and what the recorded backend answered.  Calls the recorded
+run made from several host threads are made again from as many threads, one
+call at a time in the recorded order (a legal interleaving, not necessarily
+the one that failed); a gate that a timer opened while a call waited is opened
+from a timer again.
+
+Exit status: 1 when the replay breaks a requirement (the failure reproduces),
+0 when every call is allowed, 2 when the trace or the backend cannot be used.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from acl_conformance.reference_impl.constants import error_name
+
+from . import context
+from .failure import BackendCrash, ConformanceFailure
+from .harness import Harness, Result
+from .trace import Call, Trace, Translator
+
+TIMER_DELAY = 0.005
+"""Seconds after a waiting call starts before a timer opens the gate it waits for."""
+
+
+def _opened_during(calls: list[Call]) -> dict[int, list[Call]]:
+    """For each call, the open_gate calls that began while it had not yet returned (made
+    by a timer while it waited): they must be opened from a timer again."""
+    out: dict[int, list[Call]] = {}
+    for i, c in enumerate(calls):
+        if c.name == "open_gate":
+            continue
+        for g in calls[i + 1 :]:
+            if g.name == "open_gate" and g.started < c.ended:
+                out.setdefault(c.seq, []).append(g)
+    return out
+
+
+class _Threads:
+    """One host thread per recorded thread; calls are run on it one at a time."""
+
+    def __init__(self) -> None:
+        self._pools: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+        self._first: int | None = None
+
+    def run(self, thread: int, fn: Callable[[], Any]) -> Any:
+        if self._first is None:
+            self._first = thread
+        if thread == self._first:
+            return fn()  # the first recorded thread is this one
+        pool = self._pools.get(thread)
+        if pool is None:
+            pool = self._pools[thread] = concurrent.futures.ThreadPoolExecutor(1)
+        return pool.submit(fn).result()
+
+    def close(self) -> None:
+        for p in self._pools.values():
+            p.shutdown(wait=False, cancel_futures=True)
+
+
+def _code(code: int | None) -> str:
+    return "raised" if code is None else f"{error_name(code)} ({code})"
+
+
+def replay(
+    trace: Trace,
+    adapter: str,
+    options: dict[str, str],
+    profile: str,
+    out: TextIO,
+    call_timeout: float = 60.0,
+) -> int:
+    suite = context.Suite(
+        adapter_name=adapter, adapter_options=options, profile=profile, call_timeout=call_timeout
+    )
+    out.write(
+        f"replaying {trace.path}: {len(trace.calls)} calls of {trace.test} "
+        f"(recorded on {trace.adapter}, failing {trace.requirement or 'no requirement'})\n"
+        f"against adapter {adapter}, profile {profile}\n"
+    )
+    broken: list[str] = []
+    threads = _Threads()
+    with suite.harness(fresh=True) as h:
+        out.write(f"backend: {suite.backend_version}\n\n")
+        tr = Translator(
+            trace.fixtures,
+            {f.name: f.address for f in h.fixtures.values()},
+            trace.invalid_handle,
+            h.adapter.invalid_handle(),
+        )
+        timed = _opened_during(trace.calls)
+        by_timer = {g.seq for gs in timed.values() for g in gs}
+        try:
+            for call in trace.calls:
+                if call.name == "read_host" or call.seq in by_timer:
+                    continue  # the harness reads back what it observes; timers open gates
+                for g in timed.get(call.seq, []):
+                    h.open_later(tr.handle("gate", int(g.args["gate"])), TIMER_DELAY)
+                line = _replay_one(h, threads, tr, call, broken)
+                out.write(line + "\n")
+        except BackendCrash as exc:
+            out.write(f"  the backend stopped answering: {exc}\n")
+            broken.append("CRASH/TIMEOUT")
+        finally:
+            threads.close()
+    out.write("\n")
+    if broken:
+        out.write(f"reproduced: {', '.join(dict.fromkeys(broken))} broken\n")
+        return 1
+    out.write("not reproduced: every call was one the profile allows\n")
+    return 0
+
+
+def _replay_one(
+    h: Harness, threads: _Threads, tr: Translator, call: Call, broken: list[str]
+) -> str:
+    args = tr.args(call)
+    thread_no: list[int] = []
+
+    def make() -> tuple[Result | None, ConformanceFailure | None]:
+        thread_no.append(h.thread_no())
+        if call.name == "open_gate":
+            h.open(int(args["gate"]))
+            return None, None
+        try:
+            return h.call(call.name, **args), None
+        except ConformanceFailure as f:
+            return None, f
+
+    result, failure = threads.run(call.thread, make)
+    exp = h.last_expectation.get(thread_no[0]) if thread_no else None
+    label = exp.label if exp is not None else f"{call.name}"
+    got = result.code if result is not None else None
+    if result is not None:
+        tr.learn(call, result.outputs)
+    elif failure is not None and exp is not None:
+        # The call answered (the model judged it); learn its outputs from the backend's trace.
+        rec = next((r for r in reversed(h.adapter.trace) if r.name == call.name), None)
+        if rec is not None:
+            got = rec.code
+            tr.learn(call, rec.outputs)
+    text = f"{label}\n    backend {_code(got)}; recorded {_code(call.code)}"
+    if exp is not None:
+        text += f"; allowed {exp.allowed()}"
+    if failure is None:
+        return text + "\n    ok"
+    for v in failure.violations:
+        broken.append(v.requirement or "unattributed")
+        text += "\n    MISMATCH " + v.render().replace("\n", "\n    ")
+    return text

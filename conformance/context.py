@@ -30,6 +30,8 @@ class Suite:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     backend_version: str = ""
     restarts: int = 0
+    expected: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Requirement -> (expectations entry, its description): failures citing it are expected."""
 
     def __repr__(self) -> str:
         return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"
@@ -70,6 +72,7 @@ class Suite:
         need the backend's whole state pristine (device resets)."""
         adapter = self.new_adapter() if fresh else self.adapter()
         h = Harness(adapter, self.profile, call_timeout=self.call_timeout)
+        h.expected = dict(self.expected)
         h.model.world.initialized = True  # the adapter was initialised (aclInit) once
         try:
             with h.setup():

@@ -6,11 +6,21 @@ One entry per line; ``#`` starts a comment::
     STREAM-NULL-DEFAULT                   NULL is rejected, see issue      https://example.org/b/12
     test_pinned.py::test_registered_memory_acts_pinned   no HostRegister yet
 
-The id is a requirement ID (every test citing it) or a test id: the part of a
-pytest node id from the test file name on (``test_kinds.py::test_x[1]``), or a
-prefix of it ending at ``::`` or ``[``.  A reason is required; a link
-(http:// or https://) is optional.  Listed tests are skipped, so that
-Hypothesis spends no time shrinking known failures.
+The id is a requirement ID or a test id: the part of a pytest node id from the
+test file name on (``test_kinds.py::test_x[1]``), or a prefix of it ending at
+``::`` or ``[``.  A reason is required; a link (http:// or https://) is optional.
+
+What an entry means:
+
+- a **requirement**: a failure that cites it is expected.  The test stops at
+  that failure (Hypothesis does not shrink it) and counts as an expected
+  failure; a failure of the same test that cites another requirement is still
+  a failure.  The entry is stale when no test fails citing it;
+- a **test**: that test is expected to fail, whatever it cites.  It runs without
+  shrinking; if it passes, that is an unexpected pass and the entry is stale.
+
+An entry that matches no test that ran is reported as unused (a typo, or a
+test that was renamed).
 """
 
 from __future__ import annotations
@@ -53,7 +63,6 @@ def short_id(nodeid: str) -> str:
 class Expectations:
     entries: list[Entry] = field(default_factory=list)
     source: str = ""
-    used: set[str] = field(default_factory=set)
 
     @classmethod
     def empty(cls) -> Expectations:
@@ -103,25 +112,16 @@ class Expectations:
             entries.append(Entry(key, reason, link, n))
         return cls(entries, source)
 
-    def match(self, nodeid: str, requirements: list[str]) -> Entry | None:
-        """The entry covering a test (by its id or a requirement it cites), if any."""
+    def match(self, nodeid: str) -> Entry | None:
+        """The test-id entry covering a test, if any."""
         sid = short_id(nodeid)
         for e in self.entries:
-            hit = (
-                e.key in requirements
-                if e.is_requirement
-                else (
-                    sid == e.key
-                    or sid.startswith(e.key + "::")
-                    or sid.startswith(e.key + "[")
-                    or (e.key.endswith(".py") and sid.startswith(e.key + "::"))
-                )
-            )
-            if hit:
-                self.used.add(e.key)
+            if e.is_requirement:
+                continue
+            if sid == e.key or sid.startswith(e.key + "::") or sid.startswith(e.key + "["):
                 return e
         return None
 
-    def unused(self) -> list[Entry]:
-        """Entries that matched no collected test (stale, or a typo)."""
-        return [e for e in self.entries if e.key not in self.used]
+    def requirements(self) -> dict[str, Entry]:
+        """The requirement entries, by requirement ID."""
+        return {e.key: e for e in self.entries if e.is_requirement}

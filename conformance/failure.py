@@ -11,6 +11,7 @@ backend failing to answer at all: reported as CRASH and TIMEOUT, not FAIL.
 from __future__ import annotations
 
 import textwrap
+import unittest
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +144,22 @@ class ConformanceFailure(AssertionError):
         if harness is not None:
             lines += _history(harness)
         return "\n".join(lines)
+
+
+EXPECTED = "expected failure: "
+"""How the reason of an expected failure starts (the plugin reports it as xfail)."""
+
+
+class ExpectedFailure(unittest.SkipTest):
+    """A failure that the backend's expectations file lists (by the requirement it
+    cites).  A skip to pytest and Hypothesis alike: the test stops here, without
+    shrinking, and is reported as an expected failure."""
+
+    def __init__(self, failure: ConformanceFailure, key: str, describe: str) -> None:
+        self.failure = failure
+        self.key = key
+        first = str(failure).splitlines()[0] if str(failure) else ""
+        super().__init__(f"{EXPECTED}{describe} -- {first}")
 
 
 class BackendCrash(Exception):

@@ -45,7 +45,7 @@ from acl_conformance.reference_impl.constants import (
     error_name,
 )
 
-from .failure import BackendCrash, BackendTimeout, ConformanceFailure
+from .failure import BackendCrash, BackendTimeout, ConformanceFailure, ExpectedFailure
 
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 BASELINE_LIMIT = 4096
@@ -154,6 +154,8 @@ class Harness:
         """Gates whose opening the model has been told of."""
         self.gates: list[int] = []
         self._devices_used: set[int] = set()
+        self.expected: dict[str, tuple[str, str]] = {}
+        """Requirement -> (entry key, description): failures citing it are expected ones."""
         self.last_expectation: dict[int, Any] = {}
         """Per host thread: what the model allowed for its latest call (replay prints it)."""
 
@@ -204,7 +206,7 @@ class Harness:
             self.gates.append(int(result.outputs["gate"]))
         self._remember(name, args, result)
         if violations:
-            raise ConformanceFailure(violations, self)
+            raise self.failure(violations)
         return result
 
     def _raw(self, name: str, thread: int, args: dict[str, Any], label: str) -> Result:
@@ -316,7 +318,7 @@ class Harness:
                 r.code, **({"observed": observed} if observed is not None else {})
             )
         if violations:
-            raise ConformanceFailure(violations, self)
+            raise self.failure(violations)
 
     @contextmanager
     def setup(self) -> Iterator[None]:
@@ -479,9 +481,18 @@ class Harness:
         observed: str = "",
     ) -> None:
         """Raise a failure found by a clause test itself (timing, ordering of returns)."""
-        raise ConformanceFailure(
-            [Violation(requirement, message, call=call, allowed=allowed, observed=observed)], self
+        raise self.failure(
+            [Violation(requirement, message, call=call, allowed=allowed, observed=observed)]
         )
+
+    def failure(self, violations: list[Violation]) -> ConformanceFailure | ExpectedFailure:
+        """The exception for ``violations``: an expected failure when the expectations
+        file lists the requirement it cites."""
+        f = ConformanceFailure(violations, self)
+        entry = self.expected.get(f.requirement or "")
+        if entry is not None:
+            return ExpectedFailure(f, *entry)
+        return f
 
     def _open_raw(self, gate: int) -> None:
         # From the timer thread.  Marked open *before* the backend opens it, so a call

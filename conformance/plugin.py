@@ -39,14 +39,13 @@ from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES, for_profil
 
 from . import context, results, settings
 from .expectations import Expectations, ExpectationsError
-from .failure import BackendCrash, BackendTimeout, ConformanceFailure
+from .failure import EXPECTED, BackendCrash, BackendTimeout, ConformanceFailure
 from .harness import Harness
 from .trace import TRACE_FORMAT
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
 NOT_SUPPORTED = results.NOT_SUPPORTED
-EXPECTED = "expected failure: "
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -160,6 +159,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_EXPECT] = Expectations.load(path) if path else Expectations.empty()
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc)) from None
+    suite.expected = {
+        rid: (e.key, e.describe()) for rid, e in config.stash[_EXPECT].requirements().items()
+    }
     settings.register(config.getoption("acl_examples"))
     if _suite_requested(config):
         # Now, before the suite's modules are imported: a state machine's TestCase
@@ -269,7 +271,7 @@ def pytest_collection_modifyitems(
         # On the item, so that every report of it (setup skips too) carries them.
         item.user_properties.append(("suite_id", suite_id(item)))
         item.user_properties.append(("requirements", " ".join(_requirements_of(item))))
-        entry = expectations.match(suite_id(item), _requirements_of(item))
+        entry = expectations.match(suite_id(item))
         if entry is not None:
             # Run, not skipped: a listed test that passes is an unexpected pass (the entry
             # is stale), which only running can tell.  Strict, so that pytest reports it
@@ -305,14 +307,15 @@ def _seed_hypothesis(item: pytest.Item) -> None:
     """Seed the item's Hypothesis test (``--acl-seed``; machine shards always, so that
     each shard explores examples of its own even when the profile is derandomised)."""
     base = item.config.getoption("acl_seed")
-    machine = getattr(getattr(item.cls, "runTest", None), "_hypothesis_state_machine_class", None)
+    cls = getattr(item, "cls", None)
+    machine = getattr(getattr(cls, "runTest", None), "_hypothesis_state_machine_class", None)
     if machine is not None:
         if base is None and item.config.getoption("acl_hypothesis_profile") != "ci":
             return  # dev and thorough are random on purpose
         hypothesis.seed(seed_for(0 if base is None else base, item))(machine)
     elif base is not None and hasattr(getattr(item, "obj", None), "hypothesis"):
         # Set just before the test runs: parametrized items share one function.
-        hypothesis.seed(seed_for(base, item))(item.obj)
+        hypothesis.seed(seed_for(base, item))(item.obj)  # type: ignore[attr-defined]
 
 
 def reproduce_command(item: pytest.Item) -> str:
@@ -357,7 +360,8 @@ def _expected_without_shrinking(item: pytest.Item) -> None:
     if "expected_failure" not in dict(item.user_properties):
         return
     phases = [p for p in hypothesis.Phase if p is not hypothesis.Phase.shrink]
-    case = item.cls if getattr(item.cls, "runTest", None) is not None else None
+    cls = getattr(item, "cls", None)
+    case = cls if getattr(cls, "runTest", None) is not None else None
     if case is not None and isinstance(getattr(case, "settings", None), hypothesis.settings):
         item.stash[_SHRINKING] = (case, "settings", case.settings)
         case.settings = hypothesis.settings(case.settings, phases=phases)
@@ -441,6 +445,16 @@ def pytest_runtest_makereport(
     report = yield
     if not _is_suite_item(item) or call.when != "call":
         return report
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = results.skip_reason(report)
+        if reason.startswith(EXPECTED):
+            # A failure the expectations file lists by requirement (ExpectedFailure):
+            # reported as pytest reports an xfail.
+            report.wasxfail = reason
+            key = reason.removeprefix(EXPECTED).split(":", 1)[0]
+            report.user_properties.append(("expected_failure", key))
+            report.user_properties.append(("failed_requirement", key))
+            return report
     exc = call.excinfo.value if call.excinfo is not None else None
     failure = _unwrap(exc)
     if failure is None:
@@ -558,8 +572,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             # when the surviving workers have said what each test is.
             _CONFIG[0].stash.setdefault(_DIED, []).append(report)
         return
-    if "backend" in props:
-        _CONFIG[0].stash[_BACKEND] = props["backend"]
+    backend: Any = props.get("backend")
+    if isinstance(backend, dict):
+        _CONFIG[0].stash[_BACKEND] = backend
     status = results.status_of(report, props)
     if status is None:
         return
@@ -579,7 +594,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _write_results(
     config: pytest.Config, suite: context.Suite | None, path: Path, exitstatus: int
 ) -> None:
-    records = list(config.stash.get(_RESULTS, []))
+    recorded: list[dict[str, Any]] = config.stash.get(_RESULTS, [])
+    records = list(recorded)
     items = config.stash.get(_ITEMS, {})
     for rep in config.stash.get(_DIED, []):
         sid, reqs = items.get(rep.nodeid, [rep.nodeid.rsplit("/", 1)[-1], []])
@@ -590,7 +606,6 @@ def _write_results(
         ]
         records.append(results.record(rep, "crash"))
     expectations = config.stash[_EXPECT]
-    used = {r["expected_failure"] for r in records if r.get("expected_failure")}
     backend = config.stash.get(_BACKEND, {})
     started, t0 = config.stash.get(_STARTED, ("", time.monotonic()))
     doc = results.document(
@@ -613,11 +628,14 @@ def _write_results(
         expectations={
             "file": expectations.source or None,
             "entries": [
-                {"key": e.key, "reason": e.reason, "link": e.link} for e in expectations.entries
+                {
+                    "key": e.key,
+                    "kind": "requirement" if e.is_requirement else "test",
+                    "reason": e.reason,
+                    "link": e.link,
+                }
+                for e in expectations.entries
             ],
-            # From the results, not from collection: under xdist the controller
-            # collects nothing, and an entry is stale only if no test it covers ran.
-            "unused": [e.key for e in expectations.entries if e.key not in used],
         },
     )
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -54,7 +54,7 @@ def status_of(report: pytest.TestReport, props: dict[str, Any]) -> str | None:
         return str(props.get("acl_status", "error"))
     if report.when == "setup":
         if report.skipped:
-            reason = _skip_reason(report)
+            reason = skip_reason(report)
             if reason.startswith(NOT_SUPPORTED):
                 return "not_supported"
             return "xfail" if hasattr(report, "wasxfail") else "skipped"
@@ -66,7 +66,7 @@ def status_of(report: pytest.TestReport, props: dict[str, Any]) -> str | None:
     return None
 
 
-def _skip_reason(report: pytest.TestReport) -> str:
+def skip_reason(report: pytest.TestReport) -> str:
     if isinstance(report.longrepr, tuple):
         return str(report.longrepr[2]).removeprefix("Skipped: ")
     return ""
@@ -90,7 +90,7 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
         "allowed": props.get("allowed"),
         "observed": props.get("observed"),
         "message": message,
-        "skip_reason": _skip_reason(report) if report.skipped else None,
+        "skip_reason": skip_reason(report) if report.skipped else None,
         "expected_failure": props.get("expected_failure"),
         "trace_file": props.get("trace_file"),
         "reproduce": props.get("reproduce"),

@@ -251,8 +251,9 @@ def failures_text(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def run(opts: RunOptions, argv: list[str], out: TextIO = sys.stdout) -> int:
+def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     """The whole command: check, run the suite, write the reports, print the verdict."""
+    out = sys.stdout if out is None else out
     check(opts)
     rc, stderr = run_pytest(opts, out)
     results_path = opts.report_dir / "results.json"

@@ -21,7 +21,7 @@ SCHEMA_FILE = "report-1.schema.json"
 
 def schema() -> dict[str, Any]:
     """The JSON Schema every report.json validates against."""
-    text = resources.files(__package__).joinpath("schema", SCHEMA_FILE).read_text("utf-8")
+    text = resources.files(__package__).joinpath("schema").joinpath(SCHEMA_FILE).read_text("utf-8")
     doc: dict[str, Any] = json.loads(text)
     return doc
 

@@ -3,8 +3,9 @@
 A requirement's status is the worst of what its tests say of it:
 
 - a test that passed says ``pass``; one the backend cannot run (a capability it
-  does not declare) says ``not_supported``; one listed in the expectations file
-  and still failing says ``xfail``;
+  does not declare) says ``not_supported``; one that stopped at a failure the
+  expectations file lists says ``xfail`` of the requirement that failure cites,
+  and nothing of the others;
 - a test that failed citing the requirement says ``fail``; a test that failed
   citing *another* requirement says ``unknown`` of this one (it stopped before
   it could check it: a check that did not finish is never a pass);
@@ -39,7 +40,10 @@ def _says(test: dict[str, Any], req: str) -> str | None:
     if status == "not_supported":
         return "not_supported"
     if status == "xfail":
-        return "xfail"
+        # An expected failure stops its test: it says xfail of the requirement it cites
+        # and nothing of the others it would have gone on to check.
+        failed = test.get("failed_requirement")
+        return "xfail" if failed in (None, req) else None
     if status == "fail":
         return "fail" if test.get("failed_requirement") == req else "unknown"
     if status in ("crash", "timeout"):
@@ -65,8 +69,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         if selected and rid not in selected:
             continue  # a partial run (--requirement) reports what it was asked about
         mine = [t for t in tests if rid in t["requirements"] or t.get("failed_requirement") == rid]
-        said = [(t, _says(t, rid)) for t in mine]
-        said = [(t, s) for t, s in said if s is not None]
+        said = [(t, s) for t in mine if (s := _says(t, rid)) is not None]
         status = _worst([s for _, s in said])
         failing = next(
             (t for t, s in said if s in ("fail", "crash", "timeout") and s == status), None
@@ -125,21 +128,34 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the expectations file did: matched, stale (unexpected passes), unused."""
+    """What the expectations file did: which entries were met, which are stale (what they
+    expect to fail passed), which matched no test that ran."""
     tests = results["results"]
     exp = results.get("expectations") or {}
+    entries = list(exp.get("entries", []))
+    by_id = {r["id"]: r for r in rows}
+    stale: list[str] = []
+    unused: list[str] = []
+    for e in entries:
+        key = e["key"]
+        if e.get("kind") == "requirement":
+            row = by_id.get(key)
+            ran = [t for t in (row["tests"] if row else []) if t["status"] != "not_supported"]
+            if not ran:
+                unused.append(key)
+            elif row is not None and row["status"] == "pass":
+                stale.append(f"{key} (entry {key}): no test failed citing it")
+        else:
+            mine = [t for t in tests if t.get("expected_failure") == key]
+            if not mine:
+                unused.append(key)
+            stale += [f"{t['suite_id']} (entry {key})" for t in mine if t["status"] == "xpass"]
     return {
         "file": exp.get("file"),
-        "entries": exp.get("entries", []),
-        "unexpected_passes": sorted(
-            {
-                f"{t['suite_id']} (entry {t['expected_failure']})"
-                for t in tests
-                if t["status"] == "xpass"
-            }
-        ),
+        "entries": entries,
+        "unexpected_passes": sorted(set(stale)),
         "expected_failures": sorted({r["id"] for r in rows if r["status"] == "xfail"}),
-        "unused": list(exp.get("unused", [])),
+        "unused": unused,
     }
 
 

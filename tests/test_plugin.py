@@ -62,7 +62,7 @@ def test_a_listed_test_that_passes_is_an_unexpected_pass(
 ) -> None:
     _suite_item(pytester, '"KIND-ACCEPTED"')
     exp = pytester.makefile(
-        ".txt", expectations="KIND-ACCEPTED  known bug  https://example.org/1\n"
+        ".txt", expectations="test_x.py::test_copy  known bug  https://example.org/1\n"
     )
     out = pytester.path / "results.json"
     result = pytester.runpytest_inprocess(
@@ -70,30 +70,30 @@ def test_a_listed_test_that_passes_is_an_unexpected_pass(
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*XPASS(strict)*expected failure: KIND-ACCEPTED: known bug (https://example.org/1)*"]
+        [
+            "*XPASS(strict)*expected failure: test_x.py::test_copy: known bug (https://example.org/1)*"
+        ]
     )
     (rec,) = json.loads(out.read_text())["results"]
-    assert rec["status"] == "xpass" and rec["expected_failure"] == "KIND-ACCEPTED"
+    assert rec["status"] == "xpass" and rec["expected_failure"] == "test_x.py::test_copy"
 
 
 FAILING = """
 import pytest
 
-@pytest.mark.requirement("KIND-ACCEPTED")
+@pytest.mark.requirement("KIND-ACCEPTED", "EFFECT-BYTES")
 def test_copy(harness):
     harness.fail("KIND-ACCEPTED", "planted failure")
 """
 
 
-def test_a_listed_test_that_fails_is_an_expected_failure(
-    pytester: pytest.Pytester, in_suite: None
+@pytest.mark.parametrize("key", ["test_x.py::test_copy", "KIND-ACCEPTED"])
+def test_a_listed_failure_is_an_expected_failure(
+    pytester: pytest.Pytester, in_suite: None, key: str
 ) -> None:
     pkg = pytester.mkpydir("fake_suite")
     (pkg / "test_x.py").write_text(FAILING)
-    exp = pytester.makefile(
-        ".txt",
-        expectations="test_x.py::test_copy  known bug\nSTREAM-FIFO  matches nothing here\n",
-    )
+    exp = pytester.makefile(".txt", expectations=f"{key}  known bug\n")
     out = pytester.path / "results.json"
     result = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}", f"--acl-results={out}"
@@ -101,8 +101,23 @@ def test_a_listed_test_that_fails_is_an_expected_failure(
     result.assert_outcomes(xfailed=1)
     doc = json.loads(out.read_text())
     (rec,) = doc["results"]
-    assert rec["status"] == "xfail" and rec["expected_failure"] == "test_x.py::test_copy"
-    assert doc["expectations"]["unused"] == ["STREAM-FIFO"]
+    assert rec["status"] == "xfail" and rec["expected_failure"] == key
+    assert rec["failed_requirement"] == "KIND-ACCEPTED"
+    assert doc["expectations"]["entries"][0]["kind"] == (
+        "requirement" if key == "KIND-ACCEPTED" else "test"
+    )
+
+
+def test_a_failure_citing_another_requirement_is_still_a_failure(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / "test_x.py").write_text(FAILING)
+    exp = pytester.makefile(".txt", expectations="EFFECT-BYTES  a different known bug\n")
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}"
+    )
+    result.assert_outcomes(failed=1)
 
 
 def test_malformed_expectations_are_a_usage_error(

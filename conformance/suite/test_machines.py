@@ -52,7 +52,8 @@ def shards(
 ) -> dict[str, type[unittest.TestCase]]:
     """``n`` test classes for ``machine``, named ``Test<Machine>_<k>``, sharing the
     profile's example budget (each at least one example)."""
-    per = max(1, math.ceil(settings.default.max_examples / n))
+    budget = settings.default.max_examples if settings.default is not None else 100
+    per = max(1, math.ceil(budget / n))
     name = machine.__name__.removesuffix("Machine")
     out: dict[str, type[unittest.TestCase]] = {}
     for k in range(n):

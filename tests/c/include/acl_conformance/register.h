@@ -1,0 +1,1 @@
+int aclConformanceRegisterVariable(const void *hostVar, const char *name, size_t size);

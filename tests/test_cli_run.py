@@ -1,0 +1,259 @@
+"""``acl-conformance run``, ``replay`` and ``reproducer`` end to end, as a vendor and a CI use them."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from acl_conformance import reports
+from acl_conformance.conformance import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTANT = "acl_conformance.adapters.variants.mutants:DeviceToHostAccepted"
+C_HEADERS = Path(__file__).resolve().parent / "c" / "include"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _report(d: Path) -> dict:
+    doc: dict = json.loads((d / "report.json").read_text())
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, reports.schema(), cls=jsonschema.Draft202012Validator)
+    return doc
+
+
+def _row(report: dict, rid: str) -> dict:
+    return next(r for r in report["requirements"] if r["id"] == rid)
+
+
+def test_conformance_run_on_the_simulator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = tmp_path / "report"
+    rc, out, _ = _run(capsys, "run", "--mode", "conformance", "--report-dir", str(d))
+    assert rc == 0, out[-3000:]
+    for name in ("report.json", "report.md", "report.html", "junit.xml", "results.json"):
+        assert (d / name).is_file(), name
+    report = _report(d)
+    assert report["verdict"] == "conformant"
+    assert report["run"]["mode"] == "conformance" and report["run"]["seed"] is None
+    assert report["execution_target"]["profile"] == "spec"
+    assert report["execution_target"]["backend_version"].startswith("acl-conformance-simulator")
+    assert report["summary"]["pass"] == report["summary"]["total"] > 40
+    cases = ET.parse(d / "junit.xml").getroot().iter("testcase")
+    assert sum(1 for _ in cases) == report["run"]["tests"]
+    if (ROOT / ".git").exists() and shutil.which("git"):
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        assert report["suite"]["commit"] == head
+    # the terminal shows the table and the verdict
+    assert re.search(r"^KIND-REJECTED\s+MUST\s+pass", out, re.M)
+    assert "verdict: CONFORMANT" in out
+
+
+def test_a_mutant_fails_with_a_short_counterexample_that_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = tmp_path / "report"
+    rc, out, _ = _run(
+        capsys,
+        "run",
+        "--adapter",
+        MUTANT,
+        "--requirement",
+        "KIND-REJECTED",
+        "--examples",
+        "5",
+        "--report-dir",
+        str(d),
+    )
+    assert rc == 1, out[-3000:]
+    report = _report(d)
+    row = _row(report, "KIND-REJECTED")
+    assert row["status"] == "fail"
+    c = row["counterexample"]
+    assert 1 <= len(c["calls"]) <= 10, c["calls"]
+    assert any("ACL_MEMCPY_DEVICE_TO_HOST" in line for line in c["calls"])
+    assert "verdict: NOT CONFORMANT" in out and "KIND-REJECTED (MUST): fail" in out
+    trace = Path(c["trace_file"])
+    assert trace.is_file()
+
+    rc, out, _ = _run(capsys, "replay", str(trace))
+    assert rc == 1 and "reproduced: KIND-REJECTED" in out, out[-2000:]
+    assert "MISMATCH [KIND-REJECTED]" in out
+    rc, out, _ = _run(capsys, "replay", str(trace), "--adapter", "sim")
+    assert rc == 0 and "not reproduced" in out, out[-2000:]
+
+    source = tmp_path / "repro.c"
+    rc, _, err = _run(capsys, "reproducer", str(trace), "-o", str(source))
+    assert rc == 0, err
+    text = source.read_text()
+    assert "aclInit(NULL)" in text and "aclFinalize()" in text
+    assert "ACL_MEMCPY_DEVICE_TO_HOST" in text
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to compile the reproducer with")
+    proc = subprocess.run(
+        [cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
+         "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{C_HEADERS}", "-c", str(source),
+         "-o", str(tmp_path / "repro.o")],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _expectations(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "expectations.txt"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_expectations_turn_a_known_failure_into_an_expected_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exp = _expectations(
+        tmp_path, "# ours\nKIND-REJECTED  D2H accepted, see the tracker  https://example.org/7\n"
+    )
+    d = tmp_path / "report"
+    rc, out, _ = _run(
+        capsys, "run", "--adapter", MUTANT, "--requirement", "KIND-REJECTED",
+        "--expectations", str(exp), "--examples", "5", "--report-dir", str(d),
+    )  # fmt: skip
+    assert rc == 0, out[-3000:]
+    report = _report(d)
+    assert _row(report, "KIND-REJECTED")["status"] == "xfail"
+    assert report["expectations"]["expected_failures"] == ["KIND-REJECTED"]
+
+
+def test_an_unexpected_pass_fails_the_gate_and_a_stale_entry_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exp = _expectations(
+        tmp_path,
+        """
+        KIND-REJECTED                       fixed long ago
+        test_kinds.py::test_no_such_test    a typo, or a test that was renamed
+        """,
+    )
+    d = tmp_path / "report"
+    rc, out, _ = _run(
+        capsys, "run", "--requirement", "KIND-REJECTED", "--expectations", str(exp),
+        "--examples", "3", "--report-dir", str(d),
+    )  # fmt: skip
+    assert rc == 1, out[-3000:]
+    report = _report(d)
+    assert report["expectations"]["unexpected_passes"]
+    assert report["expectations"]["unused"] == ["test_kinds.py::test_no_such_test"]
+    assert "unexpected pass of" in out and "remove the entry" in out
+    assert "entry 'test_kinds.py::test_no_such_test' matched no test that ran" in out
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["run", "--adapter", "nope"], "adapter 'nope': unknown"),
+        (["run", "--mode", "conformance", "--seed", "3"], "remove --seed"),
+        (["run", "--requirement", "NOT-A-REQ"], "--requirement 'NOT-A-REQ': not a requirement"),
+        (["run", "--examples", "0"], "--examples 0: must be at least 1"),
+        (["run", "--adapter-option", "novalue"], "expected KEY=VALUE"),
+        (["replay", "/no/such/trace.json"], "cannot be read"),
+        (["reproducer", "/no/such/trace.json", "-o", "x.c"], "cannot be read"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    if argv[0] == "run":
+        argv = [*argv, "--report-dir", str(tmp_path / "r")]
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 2
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in out + err
+
+
+def test_malformed_expectations_are_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exp = _expectations(tmp_path, "KIND-REJECTED\n")
+    rc, _, err = _run(capsys, "run", "--expectations", str(exp), "--report-dir", str(tmp_path))
+    assert rc == 2 and "line 1: 'KIND-REJECTED' has no reason" in err
+
+
+BACKENDS = '''
+import os, signal, time
+from acl_conformance.adapters.simulator import Simulator
+
+class DiesOnNullSize(Simulator):
+    """Takes its process down when asked for a symbol's size through a NULL pointer."""
+    def get_symbol_size(self, symbol, null_size=False):
+        if null_size:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return super().get_symbol_size(symbol, null_size)
+
+class HangsInQuery(Simulator):
+    """Never answers aclrtStreamQuery."""
+    calls_may_hang = True
+    def stream_query(self, stream):
+        time.sleep(60)
+        return super().stream_query(stream)
+'''
+
+
+@pytest.fixture
+def backends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "broken_backends.py").write_text(BACKENDS)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    return "broken_backends"
+
+
+def test_a_backend_that_kills_its_process_is_a_crash_and_the_run_finishes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backends: str
+) -> None:
+    d = tmp_path / "report"
+    rc, out, _ = _run(
+        capsys, "run", "--adapter", f"{backends}:DiesOnNullSize", "--requirement",
+        "GETSYMBOL-SIZE", "--jobs", "1", "--report-dir", str(d),
+    )  # fmt: skip
+    assert rc == 1, out[-3000:]
+    report = _report(d)
+    row = _row(report, "GETSYMBOL-SIZE")
+    assert row["status"] == "crash"
+    assert any(t["status"] == "pass" for t in row["tests"])  # the others still ran
+
+
+def test_a_backend_that_hangs_is_a_timeout_and_the_run_finishes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backends: str
+) -> None:
+    d = tmp_path / "report"
+    rc, out, _ = _run(
+        capsys, "run", "--adapter", f"{backends}:HangsInQuery", "--requirement", "STREAM-QUERY",
+        "--call-timeout", "1", "--examples", "3", "--report-dir", str(d),
+    )  # fmt: skip
+    assert rc == 1, out[-3000:]
+    report = _report(d)
+    assert _row(report, "STREAM-QUERY")["status"] == "timeout"
+    assert report["run"]["duration_s"] < 120
+    assert "STREAM-QUERY" in out and "TIMEOUT" in out
+
+
+def test_module_entry_point_runs_the_cli() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "acl_conformance.conformance.cli", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)["requirements"]

@@ -284,7 +284,8 @@ class Traced(Adapter):
         self.name = inner.name
         self.calls_may_hang = inner.calls_may_hang
         self.trace: list[CallRecord] = []
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
+        """Held while the trace changes."""
         self._threads: dict[int, int] = {}
 
     def capabilities(self) -> Capabilities:
@@ -301,12 +302,12 @@ class Traced(Adapter):
 
     def _thread_no(self) -> int:
         ident = threading.get_ident()
-        with self._lock:
+        with self.lock:
             return self._threads.setdefault(ident, len(self._threads))
 
     def _call(self, name: str, fn: Callable[..., Any], **args: Any) -> Any:
         rec = CallRecord(0, name, dict(args), thread=self._thread_no())
-        with self._lock:
+        with self.lock:
             rec.seq = len(self.trace) + 1
             self.trace.append(rec)
         rec.started = time.monotonic()

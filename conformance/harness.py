@@ -547,6 +547,10 @@ class Harness:
             for w in self._workers.values():
                 w.close()
             self._workers.clear()
+            # The adapter lives on into the next test: let go of this test's records (a
+            # failure kept its own copy), or a session would hold every byte it wrote.
+            with self.adapter.lock:
+                del self.adapter.trace[self.trace_start :]
 
     def trace_records(self) -> list[Any]:
         return self.adapter.trace[self.trace_start :]

@@ -143,6 +143,7 @@ def _adapter_options(config: pytest.Config) -> dict[str, str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_Ordering(), "acl-conformance-ordering")
     config.addinivalue_line("markers", "requirement(*ids): catalogue requirements this test checks")
     config.addinivalue_line("markers", "needs(**capabilities): backend capabilities the test needs")
     config.addinivalue_line("markers", "profile(name): the test applies to this profile only")
@@ -285,16 +286,23 @@ def pytest_collection_modifyitems(
             )
 
 
-@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
-def order_suite(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Clause tests first, state machines last (after pytest's own reordering, hence a
-    hook of its own, run last).
+class _Ordering:
+    """Clause tests first, state machines last.
 
     A clause test pins a bug down in a few calls, where a machine would spend its
     time shrinking.  Under pytest-xdist the machines' shards, left at the end, are
     handed out one by one to whichever worker is free, so the workers end together.
+    A plugin object of its own (pytest only takes hooks named pytest_*, one per
+    name and object) whose wrapper sorts after every other plugin's reordering
+    (pytest's own groups tests by fixture).
     """
-    items.sort(key=lambda i: _is_suite_item(i) and i.path.name == "test_machines.py")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(
+        self, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
+        yield
+        items.sort(key=lambda i: _is_suite_item(i) and i.path.name == "test_machines.py")
 
 
 def seed_for(base: int, item: pytest.Item) -> int:

@@ -92,14 +92,21 @@ def _pytest(
 
 
 def check(
-    variant: Variant, profile: str, timeout: float = 900.0, workers: int = 0
+    variant: Variant,
+    profile: str,
+    timeout: float = 900.0,
+    workers: int = 0,
+    examples: int | None = None,
 ) -> VariantResult:
-    """Run the suite against one variant under one profile."""
+    """Run the suite against one variant under one profile (``examples``: a budget per
+    Hypothesis test other than the ci profile's)."""
     req = variant.catches.get(profile)
     mutant = req is not None
     extra = ["--acl-requirement", req, "--acl-stop-on", req] if req is not None else []
     if workers:
         extra += ["-n", str(workers)]
+    if examples is not None:
+        extra += ["--acl-examples", str(examples)]
     doc, tail, wall = _pytest(variant, profile, extra, timeout)
     kind = "mutant" if mutant else "legal"
     if doc is None:

@@ -73,3 +73,9 @@ def test_pyproject_lists_every_package() -> None:
                 continue
             name = ".".join([dotted, *rel.parts])
             assert name in listed, f"{name} missing from [tool.setuptools] packages"
+
+
+def test_report_schema_and_build_info_are_in_the_wheel(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "acl_conformance/reports/schema/report-1.schema.json" in names
+    assert "acl_conformance/_build_info.json" in names

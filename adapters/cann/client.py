@@ -23,6 +23,7 @@ SIGKILL) and reaps it; no thread of this module outlives its calls.
 from __future__ import annotations
 
 import collections
+import contextlib
 import io
 import itertools
 import os
@@ -92,10 +93,8 @@ def _reap(proc: subprocess.Popen[bytes]) -> None:
     """Finaliser: kill and reap an agent whose client was dropped without close()."""
     if proc.poll() is None:
         proc.kill()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 class AgentProcess:
@@ -111,7 +110,7 @@ class AgentProcess:
         self.argv = list(argv)
         self.timeout = float(timeout)
         self.quit_timeout = float(quit_timeout)
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the agent
         try:
             self.proc = subprocess.Popen(
                 self.argv,
@@ -334,10 +333,8 @@ class AgentProcess:
         )
         if self.proc.poll() is None:
             self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         self._death = self._timed_out
         for rid in list(self._pending):
             slot = self._pending.pop(rid, None)
@@ -361,16 +358,12 @@ class AgentProcess:
         if self._death is None and self.proc.poll() is None:
             with self._wlock:
                 self._write(b"0 0 quit\n", None)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=self.quit_timeout)
-            except subprocess.TimeoutExpired:
-                pass
         if self.proc.poll() is None:
             self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL always ends a process
-            pass
         if self._death is None:
             self._death = "the agent was closed"
         for rid in list(self._pending):

@@ -426,7 +426,7 @@ class CannAdapter(Adapter):
             name,
             wire,
             payload,
-            label=_Label(name, args),  # type: ignore[arg-type]
+            label=_Label(name, args),
         )
 
     def _code(self, name: str, args: dict[str, Any], wire: tuple[int | str, ...]) -> int:

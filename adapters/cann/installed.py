@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from .build import BuildError, build_agent_asc
 
@@ -88,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tox -e cann: SKIPPED: {reason}")
         return 0
     try:
-        agent = build_agent_asc(os.environ["ASCEND_HOME_PATH"])
+        agent = build_agent_asc(Path(os.environ["ASCEND_HOME_PATH"]))
     except BuildError as exc:
         print(f"tox -e cann: the agent could not be built: {exc}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ first compiler error, and where the full log is).
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
@@ -186,17 +187,23 @@ def _publish(key: str, product: str, make: Callable[[Path], None]) -> Path:
     target = final / product
     if target.exists():
         return target
-    work = Path(tempfile.mkdtemp(prefix=f"{key}.tmp-", dir=root))
-    try:
-        make(work)
+    # One builder per key at a time (pytest-xdist workers ask for the same builds at once);
+    # the others wait, then find the product.
+    with open(root / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            return target
+        work = Path(tempfile.mkdtemp(prefix=f"{key}.tmp-", dir=root))
         try:
-            os.rename(work, final)
-        except OSError:
-            if not target.exists():  # not a concurrent builder's product: a real failure
-                raise
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
+            make(work)
+            try:
+                os.rename(work, final)
+            except OSError:
+                if not target.exists():  # not a concurrent builder's product: a real failure
+                    raise
+        finally:
+            if work.exists():
+                shutil.rmtree(work, ignore_errors=True)
     return target
 
 

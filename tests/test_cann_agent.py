@@ -474,12 +474,22 @@ def test_each_thread_has_its_own_context_and_agent_thread(agent: CannAdapter) ->
         return len(os.listdir(f"/proc/{a.pid}/task"))
 
     before = tasks()
-    threads = [threading.Thread(target=a.set_device, args=(0,)) for _ in range(6)]
+    called = threading.Barrier(7)
+    done = threading.Event()
+
+    def host_thread() -> None:
+        a.set_device(0)
+        called.wait(10)
+        done.wait(10)  # stay alive until counted
+
+    threads = [threading.Thread(target=host_thread) for _ in range(6)]
     for th in threads:
         th.start()
+    called.wait(10)
+    assert tasks() >= before + 6  # one agent thread each
+    done.set()
     for th in threads:
         th.join()
-    assert tasks() >= before + 6  # one agent thread each
     del th, threads
     import gc
 

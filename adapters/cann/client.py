@@ -8,16 +8,19 @@ Answers are read by the callers themselves (leader and followers): a caller
 waiting for an answer takes the *reader role* if nobody holds it and reads the
 agent's stdout, handing every answer it finds to the caller it belongs to, until
 its own arrives; then it gives the role up and the next waiting caller takes it.
-A lone caller thus reads its own answer with no thread hand-off, which is most of
-the cost of a round trip.
+A lone caller thus reads its own answer with no thread hand-off, and with plain
+blocking reads: two system calls per round trip (write, read), which is most of
+its cost.
 
-Every wait has a limit.  A call that does not answer in time kills the agent and
-raises :class:`~acl_conformance.adapters.base.CallTimeout` (the suite reports
-TIMEOUT); an agent that dies (EOF on its stdout: a crash, a signal, an exit)
+Every wait has a limit, kept by a watchdog thread that looks at the outstanding
+calls every few tens of milliseconds.  A call that does not answer in time gets
+the agent (its whole process group) killed, which ends every blocked read with
+EOF, and raises :class:`~acl_conformance.adapters.base.CallTimeout` (the suite
+reports TIMEOUT); an agent that dies (EOF on its stdout: a crash, a signal, an exit)
 makes every waiting and later call raise :class:`AgentDied`, naming the call, the
 exit status or signal, and the end of the agent's stderr (the suite reports
 CRASH).  :meth:`AgentProcess.close` ends the agent (a ``quit`` request, then
-SIGKILL) and reaps it; no thread of this module outlives its calls.
+SIGKILL), reaps it and joins the watchdog.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ import contextlib
 import io
 import itertools
 import os
-import select
 import signal
 import subprocess
 import tempfile
@@ -43,6 +45,8 @@ PROTOCOL_VERSION = 1
 STDERR_TAIL = 1500
 """Characters of the agent's stderr quoted when it dies."""
 READ_CHUNK = 1 << 20
+WATCH_TICK = 0.05
+"""Seconds between two looks of the watchdog at the outstanding calls."""
 
 
 class AgentDied(RuntimeError):
@@ -89,10 +93,20 @@ def describe_exit(returncode: int | None) -> str:
     return f"exited with status {returncode}"
 
 
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the agent's process group (the agent leads it; helpers it started die too,
+    so that nothing keeps its stdout open)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        if proc.poll() is None:
+            proc.kill()
+
+
 def _reap(proc: subprocess.Popen[bytes]) -> None:
     """Finaliser: kill and reap an agent whose client was dropped without close()."""
     if proc.poll() is None:
-        proc.kill()
+        _kill(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=10)
 
@@ -120,6 +134,7 @@ class AgentProcess:
                 env=dict(env) if env is not None else None,
                 bufsize=0,
                 close_fds=True,
+                start_new_session=True,
             )
         except OSError as exc:
             self._stderr.close()
@@ -127,9 +142,6 @@ class AgentProcess:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin = self.proc.stdin
         self._fd = self.proc.stdout.fileno()
-        os.set_blocking(self._fd, False)
-        self._poll = select.poll()
-        self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._buf = bytearray()
         self._ids = itertools.count(1)
         self._pending: dict[int, _Slot] = {}
@@ -147,7 +159,15 @@ class AgentProcess:
         self._closing = False
         self._closed = False
         self.last_call: object = "(none yet)"
+        self._deadlines: dict[int, tuple[float, object]] = {}
+        """Outstanding calls: request id -> (deadline, the call)."""
+        self._kill_lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _reap, self.proc)
+        self._stop = threading.Event()
+        self._watchdog = threading.Thread(
+            target=self._watch, name=f"acl-agent-watchdog-{self.proc.pid}", daemon=True
+        )
+        self._watchdog.start()
 
     @property
     def pid(self) -> int:
@@ -187,17 +207,12 @@ class AgentProcess:
             del buf[:pos]
         return others
 
-    def _pump(self, mine: _Slot, deadline: float) -> None:
-        """Read answers until ``mine`` is settled, the agent is gone or ``deadline`` passes."""
+    def _pump(self, mine: _Slot) -> None:
+        """Read answers until ``mine`` is settled or the agent is gone (the watchdog kills a
+        late agent, which ends the read with EOF)."""
         while not mine.settled:
             try:
                 data = os.read(self._fd, READ_CHUNK)
-            except BlockingIOError:
-                now = time.monotonic()
-                if now >= deadline:
-                    return
-                self._poll.poll(max(1, int(min(deadline - now, 1.0) * 1000)))
-                continue
             except OSError:
                 data = b""
             if not data:
@@ -208,13 +223,24 @@ class AgentProcess:
                 with self._cond:
                     self._cond.notify_all()
 
+    def _watch(self) -> None:
+        """The watchdog: kill the agent when an outstanding call is past its deadline."""
+        while not self._stop.wait(WATCH_TICK):
+            if self._death is not None:
+                return
+            now = time.monotonic()
+            late = [what for deadline, what in list(self._deadlines.values()) if deadline <= now]
+            if late:
+                self._kill_after_timeout(late[0])
+                return
+
     def _await(self, slot: _Slot, deadline: float) -> None:
         while not slot.settled:
             if self._death is not None:
                 return
             if self._role.acquire(blocking=False):
                 try:
-                    self._pump(slot, deadline)
+                    self._pump(slot)
                 finally:
                     self._role.release()
                     if self._waiters:
@@ -303,6 +329,8 @@ class AgentProcess:
         if payload is not None:
             line += f" #{len(payload)}"
         data = (line + "\n").encode()
+        deadline = time.monotonic() + self.timeout
+        self._deadlines[rid] = (deadline, label)
         with self._wlock:
             self.last_call = label
             while self._byes:
@@ -311,8 +339,10 @@ class AgentProcess:
                 self._write(data + payload, None)
             else:
                 self._write(data, payload)
-        deadline = time.monotonic() + self.timeout
-        self._await(slot, deadline)
+        try:
+            self._await(slot, deadline)
+        finally:
+            self._deadlines.pop(rid, None)
         if not slot.settled:
             self._pending.pop(rid, None)
             if self._death is None:
@@ -328,11 +358,15 @@ class AgentProcess:
         return reply
 
     def _kill_after_timeout(self, label: object) -> None:
-        self._timed_out = (
-            f"no answer within {self.timeout:g} s, so the agent (pid {self.proc.pid}) was killed"
-        )
-        if self.proc.poll() is None:
-            self.proc.kill()
+        with self._kill_lock:
+            if self._timed_out is not None or self._death is not None:
+                return
+            self._timed_out = (
+                f"no answer within {self.timeout:g} s, so the agent (pid {self.proc.pid}) "
+                f"was killed (late: {label})"
+            )
+            if self.proc.poll() is None:
+                _kill(self.proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         self._death = self._timed_out
@@ -361,9 +395,12 @@ class AgentProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=self.quit_timeout)
         if self.proc.poll() is None:
-            self.proc.kill()
+            _kill(self.proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+        self._stop.set()
+        if self._watchdog is not threading.current_thread():
+            self._watchdog.join(timeout=10)
         if self._death is None:
             self._death = "the agent was closed"
         for rid in list(self._pending):

@@ -43,6 +43,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
@@ -112,11 +113,30 @@ struct Request {
 };
 
 struct Executor {
-    std::mutex mu;
-    std::condition_variable cv;
+    std::condition_variable cv; /* waits under Sched::mu */
     std::deque<Request *> queue;
     bool bye = false;
 };
+
+/*
+ * Who reads stdin.  One thread at a time holds the reader role.  In the common case it is
+ * the executor of the suite thread that called last: reading its own next request, it
+ * runs it at once, with no hand-off between threads (a hand-off costs more than a whole
+ * call on some machines).  While that executor runs a call, nobody reads; if the call
+ * lasts longer than kRescueAfter (it may wait for a gate that only a later request can
+ * open), the main thread takes the role over and reads on.  When the main thread reads a
+ * request for an executor, it hands the request and the role to it.
+ */
+struct Sched {
+    std::mutex mu;
+    std::condition_variable main_cv;
+    Executor *owner = nullptr; /* the executor holding the role; nullptr: the main thread */
+    bool busy = false;         /* the owner is running a call, not reading */
+    std::chrono::steady_clock::time_point busy_since;
+};
+
+static const std::chrono::milliseconds kRescueAfter(2);
+static const std::chrono::milliseconds kRescueTick(5);
 
 struct Gate {
     std::mutex mu;
@@ -140,7 +160,8 @@ struct State {
     std::mutex gate_mu;
     std::unordered_map<int64_t, Gate *> gates;
     int64_t next_gate = 1;
-    std::unordered_map<std::string, Executor *> executors; /* main thread only */
+    std::unordered_map<std::string, Executor *> executors; /* the reader role's holder only */
+    Sched sched;
 };
 static State *g;
 
@@ -502,38 +523,6 @@ static void run_request(Request *r)
     delete r;
 }
 
-static void executor_main(Executor *ex)
-{
-    for (;;) {
-        Request *r = nullptr;
-        {
-            std::unique_lock<std::mutex> lock(ex->mu);
-            ex->cv.wait(lock, [ex] { return !ex->queue.empty() || ex->bye; });
-            if (ex->queue.empty()) {
-                break;
-            }
-            r = ex->queue.front();
-            ex->queue.pop_front();
-        }
-        run_request(r);
-    }
-    delete ex;
-}
-
-static void dispatch(const std::string &thread, Request *r)
-{
-    Executor *&ex = g->executors[thread];
-    if (ex == nullptr) {
-        ex = new Executor;
-        std::thread(executor_main, ex).detach();
-    }
-    {
-        std::lock_guard<std::mutex> lock(ex->mu);
-        ex->queue.push_back(r);
-    }
-    ex->cv.notify_one();
-}
-
 /* ------------------------------------------------------ inline commands -- */
 
 static void hello(const std::string &id)
@@ -565,9 +554,9 @@ static void fixtures(const std::string &id)
     std::exit(status);
 }
 
-/* ------------------------------------------------------------------ main -- */
+/* ------------------------------------------------------------------ input -- */
 
-/* stdin, read by the main thread alone, with a buffer of its own (payloads can be large). */
+/* stdin, read by the reader role's holder, with a buffer of its own (payloads can be large). */
 struct Input {
     std::vector<char> buf = std::vector<char>(1 << 16);
     size_t start = 0, end = 0;
@@ -649,6 +638,174 @@ static std::vector<std::string> split(const char *line, size_t n)
     return out;
 }
 
+static Input *g_in;
+
+/* ------------------------------------------------------------ requests -- */
+
+/* Read one request; false at EOF.  Only the reader role's holder calls this. */
+static bool read_request(Request *&out, std::string &thread)
+{
+    std::string line;
+    for (;;) {
+        if (!g_in->line(line)) {
+            return false;
+        }
+        std::vector<std::string> tok = split(line.data(), line.size());
+        if (tok.empty()) {
+            continue;
+        }
+        if (tok.size() < 3) {
+            reply_error(tok[0], "a request is: <id> <thread> <command> [args...] [#<bytes>]");
+            continue;
+        }
+        Request *r = new Request;
+        r->id = tok[0];
+        thread = tok[1];
+        r->args.assign(tok.begin() + 2, tok.end());
+        if (r->args.back().size() > 1 && r->args.back()[0] == '#') {
+            size_t len = (size_t)std::strtoull(r->args.back().c_str() + 1, nullptr, 10);
+            r->args.pop_back();
+            if (!g_in->bytes(r->payload, len)) {
+                delete r;
+                return false;
+            }
+            if (r->args.empty()) {
+                reply_error(r->id, "a request needs a command");
+                delete r;
+                continue;
+            }
+        }
+        out = r;
+        return true;
+    }
+}
+
+static void executor_main(Executor *ex);
+
+/*
+ * Route a request just read by the role's holder (`self`: its executor, or nullptr for the
+ * main thread).  Caller holds sched.mu.  Commands that concern no ACL thread are answered
+ * here; a call goes to its thread's executor (the main thread hands the reader role along).
+ */
+static void route(std::unique_lock<std::mutex> &lock, Request *r, const std::string &thread, Executor *self)
+{
+    Sched &S = g->sched;
+    const std::string &cmd = r->args[0];
+    if (cmd == "open_gate" || cmd == "hello" || cmd == "fixtures" || cmd == "quit") {
+        lock.unlock();
+        if (cmd == "open_gate") {
+            int64_t gid = r->args.size() > 1 ? std::strtoll(r->args[1].c_str(), nullptr, 10) : 0;
+            reply(r->id, open_gate(gid));
+        } else if (cmd == "hello") {
+            hello(r->id);
+        } else if (cmd == "fixtures") {
+            fixtures(r->id);
+        } else {
+            reply(r->id, ACL_SUCCESS);
+            quit(0);
+        }
+        delete r;
+        lock.lock();
+        return;
+    }
+    if (cmd == "bye") { /* the suite thread ended: so does its executor (no answer) */
+        auto it = g->executors.find(thread);
+        if (it != g->executors.end()) {
+            it->second->bye = true;
+            it->second->cv.notify_one();
+            g->executors.erase(it);
+        }
+        delete r;
+        return;
+    }
+    Executor *&ex = g->executors[thread];
+    if (ex == nullptr) {
+        ex = new Executor;
+        std::thread(executor_main, ex).detach();
+    }
+    ex->queue.push_back(r);
+    if (self == nullptr) {
+        S.owner = ex; /* it reads on once its call is made */
+        S.busy = false;
+    }
+    if (ex != self) {
+        ex->cv.notify_one();
+    }
+}
+
+static void executor_main(Executor *ex)
+{
+    Sched &S = g->sched;
+    std::unique_lock<std::mutex> lock(S.mu);
+    for (;;) {
+        if (!ex->queue.empty()) {
+            Request *r = ex->queue.front();
+            ex->queue.pop_front();
+            if (S.owner == ex) {
+                S.busy = true;
+                S.busy_since = std::chrono::steady_clock::now();
+            }
+            lock.unlock();
+            run_request(r);
+            lock.lock();
+            if (S.owner == ex) {
+                S.busy = false;
+            }
+            continue;
+        }
+        if (ex->bye) {
+            if (S.owner == ex) {
+                S.owner = nullptr;
+                S.main_cv.notify_one();
+            }
+            break;
+        }
+        if (S.owner == ex) {
+            Request *r = nullptr;
+            std::string thread;
+            lock.unlock();
+            if (!read_request(r, thread)) {
+                quit(0); /* stdin closed: the client is done */
+            }
+            lock.lock();
+            route(lock, r, thread, ex);
+            continue;
+        }
+        ex->cv.wait(lock);
+    }
+    lock.unlock();
+    delete ex;
+}
+
+/* The main thread: reads while no executor holds the role, and takes the role over from
+ * an executor whose call has lasted kRescueAfter, so that `open_gate` is always read. */
+static void main_loop()
+{
+    Sched &S = g->sched;
+    std::unique_lock<std::mutex> lock(S.mu);
+    for (;;) {
+        if (S.owner == nullptr) {
+            Request *r = nullptr;
+            std::string thread;
+            lock.unlock();
+            if (!read_request(r, thread)) {
+                quit(0);
+            }
+            lock.lock();
+            route(lock, r, thread, nullptr);
+            continue;
+        }
+        if (S.busy && std::chrono::steady_clock::now() - S.busy_since >= kRescueAfter) {
+            S.owner = nullptr; /* the executor finds it has lost the role when its call ends */
+            S.busy = false;
+            continue;
+        }
+        S.main_cv.wait_for(lock, kRescueTick);
+    }
+}
+
+/* ------------------------------------------------------------------ main -- */
+
 #ifdef ACL_CONFORMANCE_REGISTER_VARIABLES
 static int register_fixtures()
 {
@@ -673,69 +830,12 @@ int main()
 {
     std::signal(SIGPIPE, SIG_IGN);
     g = new State;
+    g_in = new Input;
     std::memset(g_not_a_handle, 0xA5, sizeof g_not_a_handle);
 #ifdef ACL_CONFORMANCE_REGISTER_VARIABLES
     if (register_fixtures() != 0) {
         return 3;
     }
 #endif
-    Input *in = new Input;
-    std::string line;
-    while (in->line(line)) {
-        std::vector<std::string> tok = split(line.data(), line.size());
-        if (tok.empty()) {
-            continue;
-        }
-        if (tok.size() < 3) {
-            reply_error(tok[0], "a request is: <id> <thread> <command> [args...] [#<bytes>]");
-            continue;
-        }
-        Request *r = new Request;
-        r->id = tok[0];
-        std::string thread = tok[1];
-        r->args.assign(tok.begin() + 2, tok.end());
-        if (r->args.back().size() > 1 && r->args.back()[0] == '#') {
-            size_t len = (size_t)std::strtoull(r->args.back().c_str() + 1, nullptr, 10);
-            r->args.pop_back();
-            if (!in->bytes(r->payload, len)) {
-                delete r;
-                break;
-            }
-            if (r->args.empty()) {
-                reply_error(r->id, "a request needs a command");
-                delete r;
-                continue;
-            }
-        }
-        const std::string &cmd = r->args[0];
-        if (cmd == "open_gate") {
-            int64_t gid = r->args.size() > 1 ? std::strtoll(r->args[1].c_str(), nullptr, 10) : 0;
-            reply(r->id, open_gate(gid));
-            delete r;
-        } else if (cmd == "hello") {
-            hello(r->id);
-            delete r;
-        } else if (cmd == "fixtures") {
-            fixtures(r->id);
-            delete r;
-        } else if (cmd == "bye") { /* the suite thread ended: so does its executor (no answer) */
-            auto it = g->executors.find(thread);
-            if (it != g->executors.end()) {
-                {
-                    std::lock_guard<std::mutex> lock(it->second->mu);
-                    it->second->bye = true;
-                }
-                it->second->cv.notify_one();
-                g->executors.erase(it);
-            }
-            delete r;
-        } else if (cmd == "quit") {
-            reply(r->id, ACL_SUCCESS);
-            delete r;
-            quit(0);
-        } else {
-            dispatch(thread, r);
-        }
-    }
-    quit(0); /* stdin closed: the client is done */
+    main_loop();
 }

@@ -210,7 +210,7 @@ class AgentProcess:
     def _pump(self, mine: _Slot) -> None:
         """Read answers until ``mine`` is settled or the agent is gone (the watchdog kills a
         late agent, which ends the read with EOF)."""
-        while not mine.settled:
+        while mine.reply is None and not mine.failed:
             try:
                 data = os.read(self._fd, READ_CHUNK)
             except OSError:
@@ -340,7 +340,16 @@ class AgentProcess:
             else:
                 self._write(data, payload)
         try:
-            self._await(slot, deadline)
+            if self._role.acquire(blocking=False):  # the usual case: nobody else is reading
+                try:
+                    self._pump(slot)
+                finally:
+                    self._role.release()
+                    if self._waiters:
+                        with self._cond:
+                            self._cond.notify_all()
+            if not slot.settled:
+                self._await(slot, deadline)
         finally:
             self._deadlines.pop(rid, None)
         if not slot.settled:

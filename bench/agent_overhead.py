@@ -6,6 +6,9 @@ reading thread, the executor thread of the calling thread, the answer back).
 Three cheap calls are timed, each for many rounds; the figure per call is the
 median over rounds of (round time / calls per round).
 
+For scale it also times a bare pipe round trip through ``cat`` (``pipe_us``), the
+floor of any agent on the machine.
+
 Run: ``python bench/agent_overhead.py [--calls N] [--rounds R]``; the last line is
 ``agent_us: <median microseconds per call through the agent>``.
 """
@@ -13,7 +16,10 @@ Run: ``python bench/agent_overhead.py [--calls N] [--rounds R]``; the last line 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 
@@ -54,6 +60,25 @@ def per_call_us(a: Adapter, calls: int, rounds: int) -> float:
     return statistics.median(samples)
 
 
+def pipe_round_trip_us(rounds: int = 15, calls: int = 500) -> float:
+    """The floor on this machine: one line to ``cat`` and back, in microseconds (median)."""
+    proc = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    assert proc.stdin is not None and proc.stdout is not None
+    fi, fo = proc.stdin.fileno(), proc.stdout.fileno()
+    samples = []
+    try:
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                os.write(fi, b"1 1 stream_query 0\n")
+                os.read(fo, 4096)
+            samples.append((time.perf_counter() - t0) / calls * 1e6)
+    finally:
+        proc.stdin.close()
+        proc.wait()
+    return statistics.median(samples)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--calls", type=int, default=500, help="calls per round and kind (500)")
@@ -74,6 +99,8 @@ def main() -> None:
     print(
         f"calls: stream_query, get_device, memcpy_to_symbol(8 bytes); {args.calls} per round, {args.rounds} rounds"
     )
+    if shutil.which("cat"):
+        print(f"pipe_us: {pipe_round_trip_us():.1f}  (a bare pipe round trip through cat)")
     print(f"sim_us: {sim_us:.1f}")
     print(f"overhead_us: {agent_us - sim_us:.1f}")
     print(f"agent_us: {agent_us:.1f}")

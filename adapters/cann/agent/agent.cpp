@@ -16,14 +16,16 @@
  *           pattern and hands it to aclConformanceRegisterVariable (see
  *           <acl_conformance/register.h>).
  *
- * Threads.  The main thread reads requests.  Each request names the suite thread
- * that made it; every suite thread gets an executor thread of its own here, which
- * makes that thread's calls in order (CANN contexts are thread-local, so one suite
- * thread's calls must all come from one agent thread).  A call that blocks (a
- * pageable copy or a synchronisation behind a closed gate) blocks only its
- * executor; `open_gate` is answered by the main thread at once, so a gate can be
- * opened while a call waits for it.  Answers are written whole under a lock and
- * carry the request id; the client matches them.
+ * Threads.  Each request names the suite thread that made it; every suite thread gets an
+ * executor thread of its own here, which makes that thread's calls in order (CANN contexts
+ * are thread-local, so one suite thread's calls must all come from one agent thread).  One
+ * thread at a time reads stdin (see struct Sched): usually the executor of the last caller,
+ * which then runs its own next call with no hand-off; a call for another suite thread goes
+ * to that thread's executor.  Requests that touch no ACL context (`open_gate`, `hello`, ...)
+ * are answered by the reader at once.  A call that blocks (a pageable copy or a
+ * synchronisation behind a closed gate) blocks only its executor: after 2 ms the main
+ * thread takes over reading, so a gate can always be opened while a call waits for it.
+ * Answers are written whole under a lock and carry the request id; the client matches them.
  *
  * The gate is a host function (aclrtLaunchHostFunc) that blocks its stream until
  * `open_gate` releases it.  Host buffers live here: page-locked ones from

@@ -105,7 +105,7 @@ static const Fixture kFixtures[] = {
 static const size_t kFixtureCount = sizeof kFixtures / sizeof kFixtures[0];
 
 /* Readable memory holding no stream or event magic: the suite's "invalid handle". */
-alignas(64) static unsigned char g_not_a_handle[256];
+alignas(64) static unsigned char g_not_a_handle[4096];
 
 /* --------------------------------------------------------------- state -- */
 

@@ -523,6 +523,23 @@ def test_close_reaps_the_agent_and_leaves_no_thread(double_agent: Path) -> None:
         a.get_device()
 
 
+def test_a_dropped_adapter_is_reaped(double_agent: Path) -> None:
+    """Without close(): the finaliser kills and reaps the agent and the watchdog ends."""
+    import gc
+
+    threads = threading.active_count()
+    a = CannAdapter(agent=str(double_agent))
+    pid = a.pid
+    assert a.set_device(0) == 0
+    del a
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while threading.active_count() > threads and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert threading.active_count() == threads
+    assert reaped(pid)
+
+
 def test_segfault_is_a_crash_naming_the_call(tmp_path: Path) -> None:
     a = CannAdapter(double="segv-on:aclrtStreamQuery")
     pid = a.pid

@@ -80,6 +80,16 @@ class _Slot:
         return self.reply is not None or self.failed
 
 
+def _watch(ref: weakref.ReferenceType[AgentProcess], stop: threading.Event) -> None:
+    """The watchdog thread of one agent (it holds the client only weakly, so that a client
+    dropped without close() can still be collected, and its finaliser stop this thread)."""
+    while not stop.wait(WATCH_TICK):
+        client = ref()
+        if client is None or not client._check_deadlines():
+            return
+        del client
+
+
 def describe_exit(returncode: int | None) -> str:
     """``was killed by signal 11 (SIGSEGV)``, ``exited with status 3``, ..."""
     if returncode is None:
@@ -103,8 +113,9 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
-def _reap(proc: subprocess.Popen[bytes]) -> None:
+def _reap(proc: subprocess.Popen[bytes], stop: threading.Event) -> None:
     """Finaliser: kill and reap an agent whose client was dropped without close()."""
+    stop.set()
     if proc.poll() is None:
         _kill(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -162,10 +173,13 @@ class AgentProcess:
         self._deadlines: dict[int, tuple[float, object]] = {}
         """Outstanding calls: request id -> (deadline, the call)."""
         self._kill_lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _reap, self.proc)
         self._stop = threading.Event()
+        self._finalizer = weakref.finalize(self, _reap, self.proc, self._stop)
         self._watchdog = threading.Thread(
-            target=self._watch, name=f"acl-agent-watchdog-{self.proc.pid}", daemon=True
+            target=_watch,
+            args=(weakref.ref(self), self._stop),
+            name=f"acl-agent-watchdog-{self.proc.pid}",
+            daemon=True,
         )
         self._watchdog.start()
 
@@ -223,16 +237,16 @@ class AgentProcess:
                 with self._cond:
                     self._cond.notify_all()
 
-    def _watch(self) -> None:
-        """The watchdog: kill the agent when an outstanding call is past its deadline."""
-        while not self._stop.wait(WATCH_TICK):
-            if self._death is not None:
-                return
-            now = time.monotonic()
-            late = [what for deadline, what in list(self._deadlines.values()) if deadline <= now]
-            if late:
-                self._kill_after_timeout(late[0])
-                return
+    def _check_deadlines(self) -> bool:
+        """Kill the agent if an outstanding call is past its deadline; False once it is gone."""
+        if self._death is not None:
+            return False
+        now = time.monotonic()
+        late = [what for deadline, what in list(self._deadlines.values()) if deadline <= now]
+        if late:
+            self._kill_after_timeout(late[0])
+            return False
+        return True
 
     def _await(self, slot: _Slot, deadline: float) -> None:
         while not slot.settled:

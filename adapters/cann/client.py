@@ -166,6 +166,7 @@ class AgentProcess:
         self._death: str | None = None
         """Why the agent is gone (set once)."""
         self._timed_out: str | None = None
+        self._late: object = ""
         """Set when this side killed the agent because a call did not answer."""
         self._closing = False
         self._closed = False
@@ -306,10 +307,15 @@ class AgentProcess:
 
     # -- requests ---------------------------------------------------------------------------
     def _raise_dead(self, label: object) -> None:
+        """CallTimeout if this side killed a late agent, else AgentDied; one line each."""
         death = self._death or "the agent is gone"
         if self._timed_out is not None:
-            raise CallTimeout(f"{label}: {death}")
-        raise AgentDied(f"{label}: {death}; the last call sent was {self.last_call}")
+            late = "" if str(self._late) == str(label) else f" ({self._late} was late)"
+            raise CallTimeout(f"{death}{late}")
+        last = (
+            "" if str(self.last_call) == str(label) else f"; the last call sent: {self.last_call}"
+        )
+        raise AgentDied(f"{death}, during {label}{last}")
 
     def _write(self, data: bytes, payload: bytes | None) -> None:
         try:
@@ -384,9 +390,9 @@ class AgentProcess:
         with self._kill_lock:
             if self._timed_out is not None or self._death is not None:
                 return
+            self._late = label
             self._timed_out = (
-                f"no answer within {self.timeout:g} s, so the agent (pid {self.proc.pid}) "
-                f"was killed (late: {label})"
+                f"no answer within {self.timeout:g} s: the agent (pid {self.proc.pid}) was killed"
             )
             if self.proc.poll() is None:
                 _kill(self.proc)

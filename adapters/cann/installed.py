@@ -62,6 +62,7 @@ def command(agent: str, extra: Sequence[str]) -> list[str]:
             "cann",
             "--adapter-option",
             f"agent={agent}",
+            *([] if "--profile" in extra else ["--profile", "cann"]),
             *extra,
         ]
     return [
@@ -76,8 +77,7 @@ def command(agent: str, extra: Sequence[str]) -> list[str]:
         "cann",
         "--acl-adapter-option",
         f"agent={agent}",
-        "--acl-profile",
-        "cann",
+        *([] if "--acl-profile" in extra else ["--acl-profile", "cann"]),
         *extra,
     ]
 

@@ -7,6 +7,8 @@ clause tests reach it through fixtures, state machines through ``current()``
 
 from __future__ import annotations
 
+import copy
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from acl_conformance.adapters.base import Adapter, Traced
 from acl_conformance.adapters.registry import resolve
 
+from .failure import BackendCrash
 from .harness import Harness
 
 
@@ -32,6 +35,11 @@ class Suite:
     restarts: int = 0
     expected: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Requirement -> (expectations entry, its description): failures citing it are expected."""
+    _sticky: tuple[str, BackendCrash] | None = None
+    """(pytest test id, failure): the backend hung or crashed during that test, so every
+    later harness the same test asks for fails the same way at once, without calling the
+    backend.  Hypothesis replays a failing example many times while it shrinks it; against
+    a backend that hangs, each replay would cost a whole call timeout."""
 
     def __repr__(self) -> str:
         return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"
@@ -70,6 +78,9 @@ class Suite:
     def harness(self, fresh: bool = False) -> Iterator[Harness]:
         """A harness over the shared adapter, or over a fresh one (``fresh``) for tests that
         need the backend's whole state pristine (device resets)."""
+        sticky = self._sticky
+        if sticky is not None and sticky[0] == _current_test():
+            raise copy.copy(sticky[1])
         adapter = self.new_adapter() if fresh else self.adapter()
         h = Harness(adapter, self.profile, call_timeout=self.call_timeout)
         h.expected = dict(self.expected)
@@ -80,6 +91,8 @@ class Suite:
             yield h
         finally:
             h.close()
+            if h.poison_error is not None and _current_test():
+                self._sticky = (_current_test(), h.poison_error)
             if fresh:
                 adapter.close()
             elif h.poisoned:
@@ -93,6 +106,11 @@ class Suite:
                 finally:
                     self._adapter.close()
                     self._adapter = None
+
+
+def _current_test() -> str:
+    """The running pytest test's id (PYTEST_CURRENT_TEST without its phase), or ''."""
+    return os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
 
 
 _current: Suite | None = None

@@ -138,6 +138,8 @@ class Harness:
         self.trace_start = len(self.adapter.trace)
         self.poisoned: str | None = None
         """Set when the backend hung or crashed: the harness must not be used again."""
+        self.poison_error: BackendCrash | None = None
+        """The failure that poisoned it (a BackendTimeout when the backend hung)."""
         self._lock = threading.RLock()
         self._workers: dict[int, _Worker] = {}
         self._threads: dict[int, int] = {}
@@ -211,9 +213,8 @@ class Harness:
 
     def _raw(self, name: str, thread: int, args: dict[str, Any], label: str) -> Result:
         if self.poisoned:
-            raise BackendCrash(
-                f"the backend is unusable after an earlier failure: {self.poisoned}", self
-            )
+            kind = type(self.poison_error) if self.poison_error is not None else BackendCrash
+            raise kind(f"the backend is unusable after an earlier failure: {self.poisoned}", self)
         fn = getattr(self.adapter, name)
 
         def job(**kw: Any) -> tuple[Any, frozenset[int]]:
@@ -228,13 +229,16 @@ class Harness:
                 raw, gates_open = job(**args)
         except concurrent.futures.TimeoutError:
             self.poisoned = f"{label} did not return within {self.call_timeout:g} s"
-            raise BackendTimeout(self.poisoned, self) from None
+            self.poison_error = BackendTimeout(self.poisoned, self)
+            raise self.poison_error from None
         except CallTimeout as exc:  # the adapter's own limit
             self.poisoned = f"{label} did not return: {exc}"
-            raise BackendTimeout(self.poisoned, self) from exc
+            self.poison_error = BackendTimeout(self.poisoned, self)
+            raise self.poison_error from exc
         except Exception as exc:  # the backend raised instead of answering
             self.poisoned = f"{label} raised {type(exc).__name__}: {exc}"
-            raise BackendCrash(self.poisoned, self) from exc
+            self.poison_error = BackendCrash(self.poisoned, self)
+            raise self.poison_error from exc
         if isinstance(raw, tuple):
             names = OUTPUTS.get(name, ())
             return Result(int(raw[0]), dict(zip(names, raw[1:], strict=False)), gates_open)

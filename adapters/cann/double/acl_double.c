@@ -1,0 +1,1561 @@
+/*
+ * acl_double.c: a small C test double of the ACL runtime ABI, for acl-conformance.
+ *
+ * It implements the calls the conformance agent makes, legally, with the return
+ * codes and the order of checks of the open-source CANN runtime (as recorded in
+ * cann-runtime-facts.md, sections 2 to 5 and 7), so that the agent and the whole
+ * suite run on a machine without an Ascend device.  It is written for this project;
+ * nothing in it is taken from CANN.
+ *
+ * Model of a device: every registered variable (aclConformanceRegisterVariable) is
+ * laid out in one "device image", packed in registration order between two guard
+ * bands, so that a stray write lands in a neighbour and shows.  Each device keeps
+ * its own image; a device's first context starts it from the registered initial
+ * bytes, as a device loading its binary would.
+ *
+ * Contexts: aclrtSetDevice takes a reference on a device (the first creates its
+ * context and default stream, shared by every host thread); the current device is
+ * per host thread; aclrtResetDevice drops a reference and the last one ends the
+ * context: its streams drain and die, its events die, and the next context starts
+ * the image again from the initial bytes.
+ *
+ * Streams: each stream is a FIFO of tasks run by a worker thread of its own
+ * (started with the first task).  A copy from page-locked memory (aclrtMallocHost,
+ * or a range registered with aclrtHostRegister[V2]: decided by the source's start
+ * pointer, as in CANN) is a task that reads the source when it runs; a copy from
+ * pageable memory drains the stream, copies and returns.  Host functions
+ * (aclrtLaunchHostFunc) run on the worker and hold the stream while they run.
+ *
+ * Handles: streams and events are objects whose first word is a magic number; a
+ * handle is validated by reading that word (as CANN does), so a destroyed handle or
+ * readable memory with a wrong magic is ACL_ERROR_RT_INVALID_HANDLE (107017).
+ * Objects are never freed while the process lives, so a stale handle stays
+ * readable.
+ *
+ * Compile-time switches (for the suite's own tests):
+ *   planted bugs   ACL_DOUBLE_BUG_BOUND_OFF_BY_ONE   one byte past the end is accepted
+ *                  ACL_DOUBLE_BUG_KIND_UNCHECKED     the To-symbol copies take any kind
+ *                  ACL_DOUBLE_BUG_PAGEABLE_LATE      a pageable copy is deferred to the
+ *                                                    stream and reads its source late
+ *   faults         ACL_DOUBLE_FAULT_SEGV_ON=<fn>     the exported function <fn> segfaults
+ *                  ACL_DOUBLE_FAULT_HANG_SYNC        aclrtSynchronizeStream never returns
+ * Environment: ACL_DOUBLE_DEVICES (device count, default 2, at most 64),
+ * ASCEND_RT_VISIBLE_DEVICES (which of them the process sees, as on CANN).
+ */
+#define _GNU_SOURCE
+#include <acl/acl.h>
+#include <acl_conformance/register.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ACL_DOUBLE_VERSION "0.1.0"
+
+#define STREAM_MAGIC 0x5354524Du /* the value CANN's handle guard compares */
+#define EVENT_MAGIC 0x45564E54u
+#define MAX_DEVICES 64
+#define MAX_STREAMS 1984 /* per device, the default stream included */
+#define GUARD 64
+#define NAME_LIMIT 4096
+#define HOST_REGISTER_ALIGN 4096u
+#define MALLOC_HOST_ALIGN 64u
+#define REGISTER_FLAGS (ACL_HOST_REG_MAPPED | ACL_HOST_REG_IOMEMORY | ACL_HOST_REG_READONLY | ACL_HOST_REG_PINNED)
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+/* ---------------------------------------------------------------- faults -- */
+
+static void fault_point(const char *function)
+{
+#ifdef ACL_DOUBLE_FAULT_SEGV_ON
+    if (strcmp(function, STR(ACL_DOUBLE_FAULT_SEGV_ON)) == 0) {
+        volatile uintptr_t unmapped = 16;
+        *(volatile int *)unmapped = 1; /* SIGSEGV, as a wild pointer in a runtime would */
+    }
+#else
+    (void)function;
+#endif
+}
+
+#define ENTER() fault_point(__func__)
+
+/* ----------------------------------------------------------------- types -- */
+
+enum task_kind { TASK_COPY, TASK_RECORD, TASK_WAIT, TASK_FUNC };
+
+struct stream;
+
+typedef struct task {
+    struct task *next;
+    uint64_t seq;
+    enum task_kind kind;
+    void *dst;
+    const void *src;
+    size_t count;
+    struct stream *wait_on; /* TASK_WAIT: the stream recorded on, and its record task */
+    uint64_t wait_seq;
+    aclrtHostFunc fn;
+    void *arg;
+} task_t;
+
+typedef struct stream {
+    uint32_t magic; /* first word: what a handle check reads */
+    int device;
+    unsigned gen; /* the context generation it belongs to */
+    int is_default;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    task_t *head, *tail;
+    uint64_t issued, completed;
+    int closing; /* no new task accepted (destroy or reset under way) */
+    int stopped; /* the worker ends once the queue is empty */
+    int started;
+    pthread_t thread;
+    struct stream *ctx_next;
+    struct stream *all_next;
+} stream_t;
+
+typedef struct event {
+    uint32_t magic;
+    int device;
+    unsigned gen;
+    pthread_mutex_t mu;
+    stream_t *rec_stream; /* the latest record, or NULL */
+    uint64_t rec_seq;
+    struct event *ctx_next;
+    struct event *all_next;
+} event_t;
+
+typedef struct device {
+    int refcount;
+    unsigned gen;
+    int live;
+    uint8_t *image; /* allocated with the first context, reused by later ones */
+    stream_t *default_stream;
+    stream_t *streams; /* created streams of the live context */
+    int nstreams;
+    event_t *events;
+} device_t;
+
+typedef struct symbol {
+    const void *host;
+    char *name;
+    size_t size;
+    size_t offset; /* of byte 0 in the device image */
+} symbol_t;
+
+typedef struct range {
+    uintptr_t start, end;
+} range_t;
+
+typedef struct ranges {
+    range_t *v;
+    size_t n, cap;
+} ranges_t;
+
+/* ---------------------------------------------------------------- state --- */
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* everything below but streams' queues */
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_ndev;
+static int g_physical[MAX_DEVICES];
+static int g_nphysical;
+static device_t g_dev[MAX_DEVICES];
+static stream_t *g_all_streams; /* every stream ever made: kept so stale handles stay readable */
+static event_t *g_all_events;
+static symbol_t *g_syms;
+static size_t g_nsyms, g_capsyms;
+static uint8_t *g_initial; /* the initial device image: guard, variables, guard */
+static size_t g_image_size;
+static int g_layout_frozen;
+static ranges_t g_host_allocs; /* aclrtMallocHost memory */
+static ranges_t g_registered;  /* aclrtHostRegister[V2] ranges */
+static int g_init_count;
+static char *g_init_config;
+static int g_init_has_config;
+static uint64_t g_host_limit = (uint64_t)1 << 32;
+
+static __thread int tl_dev = -1;
+static __thread unsigned tl_gen;
+
+static void guard_fill(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (uint8_t)((i * 7 + 0xA5) & 0xFF);
+    }
+}
+
+static void init_once(void)
+{
+    int physical = 2;
+    const char *env = getenv("ACL_DOUBLE_DEVICES");
+    if (env != NULL && *env != '\0') {
+        long v = strtol(env, NULL, 10);
+        physical = v < 0 ? 0 : (v > MAX_DEVICES ? MAX_DEVICES : (int)v);
+    }
+    g_nphysical = physical;
+    const char *visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
+    g_ndev = 0;
+    if (visible != NULL && *visible != '\0') {
+        const char *p = visible;
+        while (*p != '\0' && g_ndev < MAX_DEVICES) {
+            char *end = NULL;
+            long id = strtol(p, &end, 10);
+            if (end == p) {
+                break;
+            }
+            int seen = 0;
+            for (int i = 0; i < g_ndev; i++) {
+                seen |= g_physical[i] == id;
+            }
+            if (id >= 0 && id < physical && !seen) {
+                g_physical[g_ndev++] = (int)id;
+            }
+            p = end;
+            while (*p == ',' || *p == ' ') {
+                p++;
+            }
+        }
+    } else {
+        for (int i = 0; i < physical; i++) {
+            g_physical[g_ndev++] = i;
+        }
+    }
+    const char *limit = getenv("ACL_DOUBLE_HOST_LIMIT");
+    if (limit != NULL && *limit != '\0') {
+        g_host_limit = strtoull(limit, NULL, 10);
+    }
+    g_image_size = 2 * GUARD;
+    g_initial = malloc(g_image_size);
+    if (g_initial != NULL) {
+        guard_fill(g_initial, g_image_size);
+    }
+}
+
+static void ensure_init(void)
+{
+    pthread_once(&g_once, init_once);
+}
+
+/* ------------------------------------------------------------ host ranges -- */
+
+static int ranges_add(ranges_t *r, uintptr_t start, uintptr_t end)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        range_t *v = realloc(r->v, cap * sizeof *v);
+        if (v == NULL) {
+            return -1;
+        }
+        r->v = v;
+        r->cap = cap;
+    }
+    r->v[r->n].start = start;
+    r->v[r->n].end = end;
+    r->n++;
+    return 0;
+}
+
+static int ranges_remove_start(ranges_t *r, uintptr_t start)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].start == start) {
+            r->v[i] = r->v[--r->n];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int ranges_contain(const ranges_t *r, uintptr_t p)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].start <= p && (p < r->v[i].end || (p == r->v[i].start))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int ranges_overlap(const ranges_t *r, uintptr_t start, uintptr_t end)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].start < end && start < r->v[i].end) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Is a copy whose host side starts at p page-locked?  Only the start pointer decides. */
+static int is_pinned(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    pthread_mutex_lock(&g_mu);
+    int pinned = ranges_contain(&g_host_allocs, a) || ranges_contain(&g_registered, a);
+    pthread_mutex_unlock(&g_mu);
+    return pinned;
+}
+
+/* --------------------------------------------------------------- contexts -- */
+
+/* This thread's current context: 1 and (device, generation), or 0.  Caller holds g_mu. */
+static int current_locked(int *device, unsigned *gen)
+{
+    if (tl_dev < 0 || tl_dev >= g_ndev) {
+        return 0;
+    }
+    device_t *d = &g_dev[tl_dev];
+    if (!d->live || d->gen != tl_gen) {
+        return 0;
+    }
+    *device = tl_dev;
+    *gen = tl_gen;
+    return 1;
+}
+
+static int current(int *device, unsigned *gen)
+{
+    pthread_mutex_lock(&g_mu);
+    int ok = current_locked(device, gen);
+    pthread_mutex_unlock(&g_mu);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- streams -- */
+
+static stream_t *stream_new(int device, unsigned gen, int is_default)
+{
+    stream_t *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        return NULL;
+    }
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, &attr);
+    pthread_condattr_destroy(&attr);
+    s->device = device;
+    s->gen = gen;
+    s->is_default = is_default;
+    __atomic_store_n(&s->magic, STREAM_MAGIC, __ATOMIC_RELEASE);
+    s->all_next = g_all_streams; /* caller holds g_mu */
+    g_all_streams = s;
+    return s;
+}
+
+static int wait_seq(stream_t *s, uint64_t seq, int32_t timeout_ms)
+{
+    struct timespec deadline;
+    if (timeout_ms >= 0) {
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec += 1;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    int timed_out = 0;
+    pthread_mutex_lock(&s->mu);
+    while (s->completed < seq) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->cv, &s->mu);
+        } else if (pthread_cond_timedwait(&s->cv, &s->mu, &deadline) == ETIMEDOUT) {
+            timed_out = s->completed < seq;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return timed_out;
+}
+
+static uint64_t stream_issued(stream_t *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t n = s->issued;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static void run_task(task_t *t)
+{
+    switch (t->kind) {
+    case TASK_COPY:
+        memcpy(t->dst, t->src, t->count);
+        break;
+    case TASK_RECORD:
+        break; /* that it has run is the event */
+    case TASK_WAIT:
+        wait_seq(t->wait_on, t->wait_seq, -1);
+        break;
+    case TASK_FUNC:
+        t->fn(t->arg);
+        break;
+    }
+}
+
+static void *stream_worker(void *arg)
+{
+    stream_t *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (s->head == NULL && !s->stopped) {
+            pthread_cond_wait(&s->cv, &s->mu);
+        }
+        task_t *t = s->head;
+        if (t == NULL) {
+            break;
+        }
+        s->head = t->next;
+        if (s->head == NULL) {
+            s->tail = NULL;
+        }
+        pthread_mutex_unlock(&s->mu);
+        run_task(t);
+        pthread_mutex_lock(&s->mu);
+        s->completed = t->seq;
+        pthread_cond_broadcast(&s->cv);
+        free(t);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Issue a task: 0 and its sequence number in *seq, or an error (the task is freed). */
+static aclError stream_enqueue(stream_t *s, task_t *t, uint64_t *seq)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->closing) {
+        pthread_mutex_unlock(&s->mu);
+        free(t);
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    if (!s->started) {
+        if (pthread_create(&s->thread, NULL, stream_worker, s) != 0) {
+            pthread_mutex_unlock(&s->mu);
+            free(t);
+            return ACL_ERROR_RT_INTERNAL_ERROR;
+        }
+        s->started = 1;
+    }
+    t->seq = ++s->issued;
+    t->next = NULL;
+    if (s->tail != NULL) {
+        s->tail->next = t;
+    } else {
+        s->head = t;
+    }
+    s->tail = t;
+    if (seq != NULL) {
+        *seq = t->seq;
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return ACL_SUCCESS;
+}
+
+static task_t *task_new(enum task_kind kind)
+{
+    task_t *t = calloc(1, sizeof *t);
+    if (t != NULL) {
+        t->kind = kind;
+    }
+    return t;
+}
+
+/* Refuse new tasks, wait for the issued ones, end the worker. */
+static void stream_retire(stream_t *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->closing = 1;
+    uint64_t seq = s->issued;
+    while (s->completed < seq) {
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+    s->stopped = 1;
+    pthread_cond_broadcast(&s->cv);
+    int started = s->started;
+    pthread_mutex_unlock(&s->mu);
+    if (started && !pthread_equal(s->thread, pthread_self())) {
+        pthread_join(s->thread, NULL);
+    }
+}
+
+/* A handle is a stream if its first word holds the magic (CANN reads it the same way). */
+static stream_t *as_stream(aclrtStream handle)
+{
+    if (handle == NULL || ((uintptr_t)handle & 3u) != 0) {
+        return NULL;
+    }
+    uint32_t magic = __atomic_load_n((const uint32_t *)handle, __ATOMIC_ACQUIRE);
+    return magic == STREAM_MAGIC ? (stream_t *)handle : NULL;
+}
+
+static event_t *as_event(aclrtEvent handle)
+{
+    if (handle == NULL || ((uintptr_t)handle & 3u) != 0) {
+        return NULL;
+    }
+    uint32_t magic = __atomic_load_n((const uint32_t *)handle, __ATOMIC_ACQUIRE);
+    return magic == EVENT_MAGIC ? (event_t *)handle : NULL;
+}
+
+/*
+ * Resolve a stream argument.  NULL is the current context's default stream (107002
+ * without one); anything that is not a live stream is 107017.  *device / *gen: the
+ * caller's current context, or -1 when there is none.
+ */
+static aclError resolve_stream(aclrtStream handle, stream_t **out, int *device, unsigned *gen)
+{
+    pthread_mutex_lock(&g_mu);
+    int dev = -1;
+    unsigned g = 0;
+    int has = current_locked(&dev, &g);
+    *device = has ? dev : -1;
+    *gen = g;
+    if (handle == NULL) {
+        if (!has) {
+            pthread_mutex_unlock(&g_mu);
+            return ACL_ERROR_RT_CONTEXT_NULL;
+        }
+        *out = g_dev[dev].default_stream;
+        pthread_mutex_unlock(&g_mu);
+        return ACL_SUCCESS;
+    }
+    pthread_mutex_unlock(&g_mu);
+    stream_t *s = as_stream(handle);
+    if (s == NULL) {
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+/* A task submitted to a stream needs a current context, and the stream's own one. */
+static aclError submit_check(const stream_t *s, int device, unsigned gen)
+{
+    if (device < 0) {
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (s->device != device || s->gen != gen) {
+        return ACL_ERROR_RT_STREAM_CONTEXT;
+    }
+    return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------------- init, errors -- */
+
+aclError aclInit(const char *configPath)
+{
+    ENTER();
+    ensure_init();
+    aclError code = ACL_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (g_init_count > 0) {
+        int same = (configPath == NULL && !g_init_has_config) ||
+                   (configPath != NULL && g_init_has_config && strcmp(configPath, g_init_config) == 0);
+        if (same) {
+            g_init_count++;
+            code = ACL_ERROR_REPEAT_INITIALIZE;
+        } else {
+            code = ACL_ERROR_INVALID_PARAM;
+        }
+    } else {
+        free(g_init_config);
+        g_init_config = configPath != NULL ? strdup(configPath) : NULL;
+        g_init_has_config = configPath != NULL;
+        g_init_count = 1;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+aclError aclFinalize(void)
+{
+    ENTER();
+    aclError code = ACL_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (g_init_count == 0) {
+        code = ACL_ERROR_REPEAT_FINALIZE;
+    } else {
+        g_init_count--;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+const char *aclGetRecentErrMsg(void)
+{
+    ENTER();
+    return NULL; /* the double keeps no messages */
+}
+
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
+{
+    ENTER();
+    if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *majorVersion = ACL_MAJOR_VERSION;
+    *minorVersion = ACL_MINOR_VERSION;
+    *patchVersion = ACL_PATCH_VERSION;
+    return ACL_SUCCESS;
+}
+
+static const char *variant_text(void)
+{
+    return ""
+#ifdef ACL_DOUBLE_BUG_BOUND_OFF_BY_ONE
+           " bug=bound-off-by-one"
+#endif
+#ifdef ACL_DOUBLE_BUG_KIND_UNCHECKED
+           " bug=kind-unchecked"
+#endif
+#ifdef ACL_DOUBLE_BUG_PAGEABLE_LATE
+           " bug=pageable-late"
+#endif
+#ifdef ACL_DOUBLE_FAULT_SEGV_ON
+           " fault=segv-on-" STR(ACL_DOUBLE_FAULT_SEGV_ON)
+#endif
+#ifdef ACL_DOUBLE_FAULT_HANG_SYNC
+           " fault=hang-sync"
+#endif
+        ;
+}
+
+aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
+{
+    ENTER();
+    ensure_init();
+    if (pkgName == NULL || versionStr == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (strcmp(pkgName, "runtime") != 0) {
+        return ACL_ERROR_INVALID_FILE; /* no version.info for that package */
+    }
+    char visible[64] = "";
+    size_t used = 0;
+    for (int i = 0; i < g_ndev && used + 4 < sizeof visible; i++) {
+        int n = snprintf(visible + used, sizeof visible - used, "%s%d", i ? "," : "", g_physical[i]);
+        if (n < 0) {
+            break;
+        }
+        used += (size_t)n;
+    }
+    snprintf(versionStr, ACL_PKG_VERSION_MAX_SIZE, "acl-conformance C double %s (devices %s of %d)%s",
+             ACL_DOUBLE_VERSION, visible, g_nphysical, variant_text());
+    return ACL_SUCCESS;
+}
+
+/* --------------------------------------------------------- registration -- */
+
+int aclConformanceRegisterVariable(const void *hostVar, const char *name, size_t size)
+{
+    ENTER();
+    ensure_init();
+    if (hostVar == NULL || name == NULL || size == 0 || strnlen(name, NAME_LIMIT) >= NAME_LIMIT) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    int code = ACL_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_nsyms; i++) {
+        if (g_syms[i].host == hostVar) {
+            pthread_mutex_unlock(&g_mu); /* re-registration keeps the first entry */
+            return ACL_SUCCESS;
+        }
+    }
+    if (g_layout_frozen || g_initial == NULL || size > SIZE_MAX / 2 - g_image_size) {
+        code = ACL_ERROR_RT_PARAM_INVALID;
+        goto out;
+    }
+    if (g_nsyms == g_capsyms) {
+        size_t cap = g_capsyms ? g_capsyms * 2 : 16;
+        symbol_t *v = realloc(g_syms, cap * sizeof *v);
+        if (v == NULL) {
+            code = ACL_ERROR_RT_MEMORY_ALLOCATION;
+            goto out;
+        }
+        g_syms = v;
+        g_capsyms = cap;
+    }
+    size_t offset = g_image_size - GUARD;
+    uint8_t *image = realloc(g_initial, g_image_size + size);
+    char *copy = strdup(name);
+    if (image == NULL || copy == NULL) {
+        if (image != NULL) {
+            g_initial = image;
+        }
+        free(copy);
+        code = ACL_ERROR_RT_MEMORY_ALLOCATION;
+        goto out;
+    }
+    g_initial = image;
+    memcpy(g_initial + offset, hostVar, size);
+    g_image_size += size;
+    guard_fill(g_initial + g_image_size - GUARD, GUARD);
+    g_syms[g_nsyms].host = hostVar;
+    g_syms[g_nsyms].name = copy;
+    g_syms[g_nsyms].size = size;
+    g_syms[g_nsyms].offset = offset;
+    g_nsyms++;
+out:
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+/* -------------------------------------------------------------- devices -- */
+
+aclError aclrtSetDevice(int32_t deviceId)
+{
+    ENTER();
+    ensure_init();
+    if (deviceId < 0 || deviceId >= g_ndev) {
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    aclError code = ACL_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    device_t *d = &g_dev[deviceId];
+    if (!d->live) {
+        if (d->image == NULL) {
+            d->image = malloc(g_image_size);
+        }
+        stream_t *s = d->image != NULL ? stream_new(deviceId, d->gen, 1) : NULL;
+        if (s == NULL) {
+            code = ACL_ERROR_RT_MEMORY_ALLOCATION;
+            goto out;
+        }
+        memcpy(d->image, g_initial, g_image_size); /* the device loads its image */
+        g_layout_frozen = 1;
+        d->default_stream = s;
+        d->streams = NULL;
+        d->nstreams = 0;
+        d->events = NULL;
+        d->live = 1;
+    }
+    d->refcount++;
+    tl_dev = deviceId;
+    tl_gen = d->gen;
+out:
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+/* End device d's context (caller holds g_mu): every stream and event dies at once;
+ * the streams, returned as a list through ctx_next, must then be retired. */
+static stream_t *end_context_locked(device_t *d)
+{
+    stream_t *dying = d->default_stream;
+    dying->ctx_next = d->streams;
+    for (stream_t *s = dying; s != NULL; s = s->ctx_next) {
+        __atomic_store_n(&s->magic, 0u, __ATOMIC_RELEASE);
+    }
+    for (event_t *e = d->events; e != NULL; e = e->ctx_next) {
+        __atomic_store_n(&e->magic, 0u, __ATOMIC_RELEASE);
+    }
+    d->default_stream = NULL;
+    d->streams = NULL;
+    d->events = NULL;
+    d->nstreams = 0;
+    d->live = 0;
+    d->gen++;
+    return dying;
+}
+
+static aclError reset_device(int32_t deviceId, int force)
+{
+    ensure_init();
+    if (deviceId < 0 || deviceId >= g_ndev) {
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    pthread_mutex_lock(&g_mu);
+    device_t *d = &g_dev[deviceId];
+    if (d->refcount == 0) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_SUCCESS;
+    }
+    d->refcount = force ? 0 : d->refcount - 1;
+    if (d->refcount > 0 || !d->live) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_SUCCESS;
+    }
+    stream_t *dying = end_context_locked(d);
+    if (tl_dev == deviceId) {
+        tl_dev = -1;
+    }
+    pthread_mutex_unlock(&g_mu);
+    while (dying != NULL) { /* wait for every pending task, then end the workers */
+        stream_t *next = dying->ctx_next;
+        stream_retire(dying);
+        dying = next;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtResetDevice(int32_t deviceId)
+{
+    ENTER();
+    return reset_device(deviceId, 0);
+}
+
+aclError aclrtResetDeviceForce(int32_t deviceId)
+{
+    ENTER();
+    return reset_device(deviceId, 1);
+}
+
+aclError aclrtGetDevice(int32_t *deviceId)
+{
+    ENTER();
+    ensure_init();
+    if (deviceId == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    int dev;
+    unsigned gen;
+    if (!current(&dev, &gen)) {
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    *deviceId = dev;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceCount(uint32_t *count)
+{
+    ENTER();
+    ensure_init();
+    if (count == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *count = (uint32_t)g_ndev;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice(void)
+{
+    ENTER();
+    ensure_init();
+    stream_t *targets[MAX_STREAMS + 1];
+    uint64_t seqs[MAX_STREAMS + 1];
+    size_t n = 0;
+    pthread_mutex_lock(&g_mu);
+    int dev;
+    unsigned gen;
+    if (!current_locked(&dev, &gen)) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    targets[n++] = g_dev[dev].default_stream;
+    for (stream_t *s = g_dev[dev].streams; s != NULL && n < MAX_STREAMS + 1; s = s->ctx_next) {
+        targets[n++] = s;
+    }
+    for (size_t i = 0; i < n; i++) {
+        seqs[i] = stream_issued(targets[i]);
+    }
+    pthread_mutex_unlock(&g_mu);
+    for (size_t i = 0; i < n; i++) {
+        wait_seq(targets[i], seqs[i], -1);
+    }
+    return ACL_SUCCESS;
+}
+
+/* -------------------------------------------------------------- streams -- */
+
+aclError aclrtCreateStream(aclrtStream *stream)
+{
+    ENTER();
+    ensure_init();
+    if (stream == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    aclError code = ACL_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    int dev;
+    unsigned gen;
+    if (!current_locked(&dev, &gen)) {
+        code = ACL_ERROR_RT_CONTEXT_NULL;
+    } else if (g_dev[dev].nstreams + 1 >= MAX_STREAMS) {
+        code = ACL_ERROR_RT_NO_STREAM_RESOURCE;
+    } else {
+        stream_t *s = stream_new(dev, gen, 0);
+        if (s == NULL) {
+            code = ACL_ERROR_RT_MEMORY_ALLOCATION;
+        } else {
+            s->ctx_next = g_dev[dev].streams;
+            g_dev[dev].streams = s;
+            g_dev[dev].nstreams++;
+            *stream = s;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+static aclError destroy_stream(aclrtStream stream)
+{
+    ensure_init();
+    if (stream == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    stream_t *s = as_stream(stream);
+    if (s == NULL) {
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    pthread_mutex_lock(&g_mu);
+    int dev;
+    unsigned gen;
+    if (!current_locked(&dev, &gen)) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != STREAM_MAGIC) {
+        pthread_mutex_unlock(&g_mu); /* destroyed meanwhile */
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    if (s->is_default || s->device != dev || s->gen != gen) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_ERROR_RT_STREAM_CONTEXT;
+    }
+    for (stream_t **p = &g_dev[dev].streams; *p != NULL; p = &(*p)->ctx_next) {
+        if (*p == s) {
+            *p = s->ctx_next;
+            break;
+        }
+    }
+    g_dev[dev].nstreams--;
+    __atomic_store_n(&s->magic, 0u, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_mu);
+    stream_retire(s); /* waits for the pending tasks */
+    return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyStream(aclrtStream stream)
+{
+    ENTER();
+    return destroy_stream(stream);
+}
+
+aclError aclrtDestroyStreamForce(aclrtStream stream)
+{
+    ENTER();
+    return destroy_stream(stream); /* the double waits here too: tasks are never dropped */
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream)
+{
+    ENTER();
+    ensure_init();
+    stream_t *s;
+    int dev;
+    unsigned gen;
+    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+#ifdef ACL_DOUBLE_FAULT_HANG_SYNC
+    for (;;) {
+        sleep(1000); /* the fault: never returns */
+    }
+#endif
+    wait_seq(s, stream_issued(s), -1); /* another device's stream is synchronised too */
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
+{
+    ENTER();
+    ensure_init();
+    if (timeout < -1) {
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    stream_t *s;
+    int dev;
+    unsigned gen;
+    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    if (timeout == 0) {
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    if (wait_seq(s, stream_issued(s), timeout)) {
+        return ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
+{
+    ENTER();
+    ensure_init();
+    stream_t *s;
+    int dev;
+    unsigned gen;
+    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    if (status == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&s->mu);
+    *status = s->completed >= s->issued ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+    pthread_mutex_unlock(&s->mu);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
+{
+    ENTER();
+    ensure_init();
+    if (fn == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    stream_t *s;
+    int dev;
+    unsigned gen;
+    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    if (code == ACL_SUCCESS) {
+        code = submit_check(s, dev, gen);
+    }
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    task_t *t = task_new(TASK_FUNC);
+    if (t == NULL) {
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    t->fn = fn;
+    t->arg = args;
+    return stream_enqueue(s, t, NULL);
+}
+
+/* --------------------------------------------------------------- events -- */
+
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    ENTER();
+    ensure_init();
+    if (event == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    aclError code = ACL_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    int dev;
+    unsigned gen;
+    if (!current_locked(&dev, &gen)) {
+        code = ACL_ERROR_RT_CONTEXT_NULL;
+    } else {
+        event_t *e = calloc(1, sizeof *e);
+        if (e == NULL) {
+            code = ACL_ERROR_RT_MEMORY_ALLOCATION;
+        } else {
+            pthread_mutex_init(&e->mu, NULL);
+            e->device = dev;
+            e->gen = gen;
+            e->ctx_next = g_dev[dev].events;
+            g_dev[dev].events = e;
+            e->all_next = g_all_events;
+            g_all_events = e;
+            __atomic_store_n(&e->magic, EVENT_MAGIC, __ATOMIC_RELEASE);
+            *event = e;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event)
+{
+    ENTER();
+    ensure_init();
+    if (event == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    event_t *e = as_event(event);
+    if (e == NULL) {
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    pthread_mutex_lock(&g_mu);
+    if (__atomic_load_n(&e->magic, __ATOMIC_ACQUIRE) != EVENT_MAGIC) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    __atomic_store_n(&e->magic, 0u, __ATOMIC_RELEASE);
+    device_t *d = &g_dev[e->device];
+    if (d->live && d->gen == e->gen) {
+        for (event_t **p = &d->events; *p != NULL; p = &(*p)->ctx_next) {
+            if (*p == e) {
+                *p = e->ctx_next;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return ACL_SUCCESS; /* waits already issued keep the record they captured */
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+{
+    ENTER();
+    ensure_init();
+    if (event == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    event_t *e = as_event(event);
+    if (e == NULL) {
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    stream_t *s;
+    int dev;
+    unsigned gen;
+    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    if (code == ACL_SUCCESS) {
+        code = submit_check(s, dev, gen);
+    }
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    task_t *t = task_new(TASK_RECORD);
+    if (t == NULL) {
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    /* Issue and publish under the event's lock, so no wait sees an older record. */
+    pthread_mutex_lock(&e->mu);
+    uint64_t seq = 0;
+    code = stream_enqueue(s, t, &seq);
+    if (code == ACL_SUCCESS) {
+        e->rec_stream = s;
+        e->rec_seq = seq;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return code;
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    ENTER();
+    ensure_init();
+    if (event == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    stream_t *s;
+    int dev;
+    unsigned gen;
+    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    event_t *e = as_event(event);
+    if (e == NULL) {
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    code = submit_check(s, dev, gen);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    pthread_mutex_lock(&e->mu);
+    stream_t *on = e->rec_stream;
+    uint64_t seq = e->rec_seq;
+    pthread_mutex_unlock(&e->mu);
+    if (on == NULL) {
+        return ACL_SUCCESS; /* never recorded: nothing to wait for */
+    }
+    task_t *t = task_new(TASK_WAIT);
+    if (t == NULL) {
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    t->wait_on = on;
+    t->wait_seq = seq;
+    return stream_enqueue(s, t, NULL);
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+    ENTER();
+    ensure_init();
+    if (event == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    event_t *e = as_event(event);
+    if (e == NULL) {
+        return ACL_ERROR_RT_INVALID_HANDLE;
+    }
+    pthread_mutex_lock(&e->mu);
+    stream_t *on = e->rec_stream;
+    uint64_t seq = e->rec_seq;
+    pthread_mutex_unlock(&e->mu);
+    if (on != NULL) {
+        wait_seq(on, seq, -1);
+    }
+    return ACL_SUCCESS;
+}
+
+/* ---------------------------------------------------------- host memory -- */
+
+aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    ENTER();
+    ensure_init();
+    if (hostPtr == NULL || size == 0) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    void *p = NULL;
+    if (size > g_host_limit || posix_memalign(&p, MALLOC_HOST_ALIGN, size) != 0) {
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    memset(p, 0, size);
+    pthread_mutex_lock(&g_mu);
+    int failed = ranges_add(&g_host_allocs, (uintptr_t)p, (uintptr_t)p + size);
+    pthread_mutex_unlock(&g_mu);
+    if (failed) {
+        free(p);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    *hostPtr = p;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtFreeHost(void *hostPtr)
+{
+    ENTER();
+    ensure_init();
+    if (hostPtr == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&g_mu);
+    int found = ranges_remove_start(&g_host_allocs, (uintptr_t)hostPtr);
+    pthread_mutex_unlock(&g_mu);
+    if (!found) {
+        return ACL_ERROR_RT_PARAM_INVALID; /* not the start of live aclrtMallocHost memory */
+    }
+    free(hostPtr);
+    return ACL_SUCCESS;
+}
+
+static aclError register_range(void *ptr, uint64_t size)
+{
+    uintptr_t start = (uintptr_t)ptr;
+    if (size > UINTPTR_MAX - start) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    uintptr_t end = start + (uintptr_t)size;
+    aclError code = ACL_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (ranges_overlap(&g_host_allocs, start, end) || ranges_overlap(&g_registered, start, end)) {
+        code = ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED; /* page-locked already */
+    } else if (ranges_add(&g_registered, start, end) != 0) {
+        code = ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
+{
+    ENTER();
+    ensure_init();
+    if (ptr == NULL || size == 0) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (flag == 0 || (flag & ~(uint32_t)REGISTER_FLAGS) != 0) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if ((uintptr_t)ptr % HOST_REGISTER_ALIGN != 0) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return register_range(ptr, size);
+}
+
+aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr)
+{
+    ENTER();
+    ensure_init();
+    if (ptr == NULL || size == 0 || devPtr == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (type != ACL_HOST_REGISTER_MAPPED && type != ACL_HOST_REGISTER_IOMEMORY &&
+        type != ACL_HOST_REGISTER_READONLY) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    aclError code = register_range(ptr, size);
+    if (code == ACL_SUCCESS) {
+        *devPtr = ptr; /* host memory is the device's memory here */
+    }
+    return code;
+}
+
+aclError aclrtHostUnregister(void *ptr)
+{
+    ENTER();
+    ensure_init();
+    if (ptr == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&g_mu);
+    int found = ranges_remove_start(&g_registered, (uintptr_t)ptr);
+    pthread_mutex_unlock(&g_mu);
+    return found ? ACL_SUCCESS : ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED;
+}
+
+/* --------------------------------------------------------------- copies -- */
+
+/*
+ * A copy that is either a task (page-locked host side: read or written when it
+ * runs) or made now after draining the stream (pageable host side), as
+ * rtMemcpyAsync does; host_side is the pointer whose start decides.
+ */
+static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtStream stream,
+                               const void *host_side, int pageable_late)
+{
+    stream_t *s;
+    int dev;
+    unsigned gen;
+    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    if (is_pinned(host_side) || pageable_late) {
+        code = submit_check(s, dev, gen);
+        if (code != ACL_SUCCESS) {
+            return code;
+        }
+        task_t *t = task_new(TASK_COPY);
+        if (t == NULL) {
+            return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        }
+        t->dst = dst;
+        t->src = src;
+        t->count = count;
+        return stream_enqueue(s, t, NULL);
+    }
+    wait_seq(s, stream_issued(s), -1); /* pageable: drain the stream, then copy */
+    memcpy(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
+    ENTER();
+    ensure_init();
+    if (dst == NULL || src == NULL || count > destMax || (int)kind < 0 || (int)kind > 3) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count != 0 && dst != src) {
+        memmove(dst, src, count);
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                          aclrtMemcpyKind kind, aclrtStream stream)
+{
+    ENTER();
+    ensure_init();
+    if (dst == NULL || src == NULL || count == 0 || count > destMax || (int)kind < 0 ||
+        (int)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    const void *host = kind == ACL_MEMCPY_DEVICE_TO_HOST ? (const void *)dst : src;
+    return copy_on_stream(dst, src, count, stream, host, 0);
+}
+
+/*
+ * GetSymbolInfo and the bounds checks, in CANN's order: a current context (107002),
+ * the exact symbol (107043), offset + count overflowing size_t (500001), past the end
+ * (100000).  *addr: the symbol's bytes at offset on the current device.
+ */
+static aclError symbol_range(const void *symbol, size_t offset, size_t count, uint8_t **addr)
+{
+    pthread_mutex_lock(&g_mu);
+    int dev;
+    unsigned gen;
+    if (!current_locked(&dev, &gen)) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    const symbol_t *sym = NULL;
+    for (size_t i = 0; i < g_nsyms; i++) {
+        if (g_syms[i].host == symbol) {
+            sym = &g_syms[i];
+            break;
+        }
+    }
+    if (sym == NULL) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_ERROR_RT_INVALID_SYMBOL;
+    }
+    size_t size = sym->size;
+    uint8_t *base = g_dev[dev].image + sym->offset;
+    pthread_mutex_unlock(&g_mu);
+    if (offset > SIZE_MAX - count) {
+        return ACL_ERROR_FAILURE;
+    }
+#ifdef ACL_DOUBLE_BUG_BOUND_OFF_BY_ONE
+    if (offset + count > size + 1) { /* the planted bug: one byte past the end passes */
+#else
+    if (offset + count > size) {
+#endif
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *addr = base + offset;
+    return ACL_SUCCESS;
+}
+
+static int to_kind_ok(aclrtMemcpyKind kind)
+{
+#ifdef ACL_DOUBLE_BUG_KIND_UNCHECKED
+    (void)kind; /* the planted bug: any kind is taken for host to device */
+    return 1;
+#else
+    return kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEFAULT;
+#endif
+}
+
+static int from_kind_ok(aclrtMemcpyKind kind)
+{
+    return kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEFAULT;
+}
+
+aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
+{
+    ENTER();
+    ensure_init();
+    if (symbol == NULL || devPtr == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    uint8_t *addr = NULL;
+    aclError code = symbol_range(symbol, 0, 0, &addr);
+    if (code == ACL_SUCCESS) {
+        *devPtr = addr;
+    }
+    return code;
+}
+
+aclError aclrtGetSymbolSize(const void *symbol, size_t *size)
+{
+    ENTER();
+    ensure_init();
+    if (symbol == NULL || size == NULL) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&g_mu);
+    int dev;
+    unsigned gen;
+    aclError code = ACL_ERROR_RT_INVALID_SYMBOL;
+    if (!current_locked(&dev, &gen)) {
+        code = ACL_ERROR_RT_CONTEXT_NULL;
+    } else {
+        for (size_t i = 0; i < g_nsyms; i++) {
+            if (g_syms[i].host == symbol) {
+                *size = g_syms[i].size;
+                code = ACL_SUCCESS;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return code;
+}
+
+aclError aclrtMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
+                                  aclrtMemcpyKind kind, aclrtStream stream)
+{
+    ENTER();
+    ensure_init();
+    if (count == 0) {
+        return ACL_SUCCESS; /* before every other check */
+    }
+    if (symbol == NULL || src == NULL || !to_kind_ok(kind)) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    uint8_t *dst = NULL;
+    aclError code = symbol_range(symbol, offset, count, &dst);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+#ifdef ACL_DOUBLE_BUG_PAGEABLE_LATE
+    const int late = 1; /* the planted bug: pageable sources are read when the task runs */
+#else
+    const int late = 0;
+#endif
+    return copy_on_stream(dst, src, count, stream, src, late);
+}
+
+aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                             aclrtMemcpyKind kind)
+{
+    ENTER();
+    ensure_init();
+    if (count == 0) {
+        return ACL_SUCCESS;
+    }
+    if (symbol == NULL || src == NULL || !to_kind_ok(kind)) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    uint8_t *dst = NULL;
+    aclError code = symbol_range(symbol, offset, count, &dst);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    memcpy(dst, src, count); /* synchronous, outside every stream */
+    return ACL_SUCCESS;
+}
+
+static aclError from_checks(void *dst, size_t dstMax, const void *symbol, size_t count,
+                            aclrtMemcpyKind kind)
+{
+    if (symbol == NULL || dst == NULL || count > dstMax || !from_kind_ok(kind)) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, size_t count,
+                               size_t offset, aclrtMemcpyKind kind)
+{
+    ENTER();
+    ensure_init();
+    if (count == 0) {
+        return ACL_SUCCESS;
+    }
+    aclError code = from_checks(dst, dstMax, symbol, count, kind);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    uint8_t *src = NULL;
+    code = symbol_range(symbol, offset, count, &src);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    memcpy(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol, size_t count,
+                                    size_t offset, aclrtMemcpyKind kind, aclrtStream stream)
+{
+    ENTER();
+    ensure_init();
+    if (count == 0) {
+        return ACL_SUCCESS;
+    }
+    aclError code = from_checks(dst, dstMax, symbol, count, kind);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    uint8_t *src = NULL;
+    code = symbol_range(symbol, offset, count, &src);
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    return copy_on_stream(dst, src, count, stream, dst, 0);
+}

@@ -1,0 +1,95 @@
+"""Helpers of the cann tests: running the suite against the agent in a pytest process of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SUITE = "acl_conformance.conformance.suite"
+BAD = ("fail", "failed", "crash", "timeout", "error")
+
+
+@dataclass
+class Run:
+    """One suite run: its results document, wall time and output."""
+
+    results: list[dict[str, Any]]
+    doc: dict[str, Any]
+    wall: float
+    returncode: int
+    output: str
+
+    def statuses(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.results:
+            out[r["status"]] = out.get(r["status"], 0) + 1
+        return out
+
+    def with_status(self, *statuses: str) -> list[dict[str, Any]]:
+        return [r for r in self.results if r["status"] in statuses]
+
+    def summary(self) -> str:
+        bad = [
+            f"{r['suite_id']}: {r['status']} {r.get('failed_requirement') or ''} "
+            f"{(r.get('message') or '')[:300]}"
+            for r in self.with_status(*BAD)
+        ]
+        return (
+            f"{self.statuses()} in {self.wall:.1f} s; " + "\n".join(bad[:10]) + self.output[-2000:]
+        )
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This environment without the outer pytest's and pytest-xdist's variables."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS"))
+    }
+    env.update(extra)
+    return env
+
+
+def run_suite(
+    tmp: Path,
+    options: Sequence[str],
+    profile: str = "cann",
+    extra: Sequence[str] = (),
+    timeout: float = 600.0,
+) -> Run:
+    """``pytest --pyargs <suite> --acl-adapter cann`` with these adapter options, in ``tmp``."""
+    out = tmp / f"results-{time.monotonic_ns()}.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--pyargs",
+        SUITE,
+        "--acl-adapter",
+        "cann",
+        *(a for o in options for a in ("--acl-adapter-option", o)),
+        "--acl-profile",
+        profile,
+        "--acl-results",
+        str(out),
+        *extra,
+    ]
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=clean_env()
+    )
+    wall = time.monotonic() - t0
+    text = proc.stdout + proc.stderr
+    assert out.exists(), f"no results from {' '.join(cmd)}: {text[-3000:]}"
+    doc = json.loads(out.read_text())
+    return Run(list(doc["results"]), doc, wall, proc.returncode, text)

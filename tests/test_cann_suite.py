@@ -1,0 +1,161 @@
+"""The conformance suite against the agent and the C double, each run in a pytest process of its own.
+
+- the correct double passes the whole suite under both profiles;
+- each planted bug of the double is caught, by a failure citing the requirement it breaks;
+- a double that segfaults in one call, and one that hangs in aclrtSynchronizeStream, give
+  CRASH / TIMEOUT for the tests that make that call, every other test still passes, and the
+  run keeps to its time budget;
+- agent and double built with AddressSanitizer and UndefinedBehaviorSanitizer run the suite
+  with no report.
+
+Budgets: the example budget is reduced (``--acl-examples``) to keep this file near a
+minute of CPU; the full budget is what ``acl-conformance run`` uses (see the README).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cann_support import BAD, run_suite
+
+from acl_conformance.adapters.cann import AgentDied, CannAdapter, build
+from acl_conformance.reference_impl.catalogue import BY_ID
+
+EXAMPLES = "20"
+"""Hypothesis examples per test (per machine, shared by its shards) in the passing runs."""
+
+
+@pytest.fixture(scope="session")
+def double_builds() -> None:
+    """Build every variant these tests use once per session (each worker: a cache hit after
+    the first; the build cache is shared by every process)."""
+    build.build_agent_with_double(())
+    for spec in ("bound-off-by-one", "kind-unchecked", "pageable-late", "hang-sync"):
+        build.build_agent_with_double(build.double_defines(spec))
+    build.build_agent_with_double(build.double_defines("segv-on:aclrtHostUnregister"))
+
+
+@pytest.mark.parametrize("profile", ["spec", "cann"])
+def test_whole_suite_passes(tmp_path: Path, double_builds: None, profile: str) -> None:
+    run = run_suite(tmp_path, ["double=1"], profile, ["--acl-examples", EXAMPLES])
+    assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
+    assert len(run.results) >= 240 and run.statuses().get("passed", 0) >= 240, run.summary()
+    assert run.doc["profile"] == profile
+
+
+BUGS = [
+    ("bound-off-by-one", "BOUNDS-PAST-END"),
+    ("kind-unchecked", "KIND-REJECTED"),
+    ("pageable-late", "PAGEABLE-BLOCKS"),
+]
+
+
+@pytest.mark.parametrize("profile", ["spec", "cann"])
+@pytest.mark.parametrize("bug,requirement", BUGS, ids=[b for b, _ in BUGS])
+def test_planted_bug_is_caught(
+    tmp_path: Path, double_builds: None, bug: str, requirement: str, profile: str
+) -> None:
+    """The tests of the requirement the bug breaks (clause tests; the machines catch these too,
+    later) fail, citing it."""
+    assert BY_ID[requirement].applies_to(profile)
+    run = run_suite(
+        tmp_path,
+        [f"double={bug}"],
+        profile,
+        ["--acl-requirement", requirement, "--acl-stop-on", requirement, "-k", "not runTest"],
+    )
+    cited = [r for r in run.with_status("fail") if r["failed_requirement"] == requirement]
+    assert cited, f"{bug} survived under {profile}: {run.summary()}"
+    assert not run.with_status("crash", "timeout", "error"), run.summary()
+
+
+def test_segfault_gives_crash_and_the_rest_passes(tmp_path: Path, double_builds: None) -> None:
+    """aclrtHostUnregister segfaults: the tests calling it are CRASH, naming the call and
+    the signal; a fresh agent serves every later test, and all of them pass."""
+    run = run_suite(
+        tmp_path,
+        ["double=segv-on:aclrtHostUnregister"],
+        "cann",
+        ["--acl-examples", "10"],
+        timeout=300,
+    )
+    crashed = run.with_status("crash")
+    assert crashed, run.summary()
+    for r in crashed:
+        assert "aclrtHostUnregister" in r["message"] and "SIGSEGV" in r["message"], r
+    others = [r for r in run.results if r not in crashed]
+    assert len(others) >= 240 and all(r["status"] in ("passed", "skipped") for r in others), (
+        run.summary()
+    )
+    assert run.wall < 180, run.summary()
+
+
+def test_hang_gives_timeout_and_the_rest_passes(tmp_path: Path, double_builds: None) -> None:
+    """aclrtSynchronizeStream never returns: every test that calls it is TIMEOUT after the
+    adapter's limit (1 s here) and the others pass.  Run over a choice of requirements whose
+    tests both do and do not synchronise streams, machines included (a machine whose backend
+    hung is not shrunk call-timeout by call-timeout)."""
+    requirements = [
+        "SYNC-TIMEOUT",
+        "STREAM-CALLS",
+        "EVENT-CALLS",
+        "STREAM-QUERY",
+        "BOUNDS-OVERFLOW",
+        "SYMBOL-INTERIOR",
+        "DEVICE-CALLS",
+        "DEVICE-INSTANCE",
+    ]
+    run = run_suite(
+        tmp_path,
+        ["double=hang-sync", "timeout=1"],
+        "cann",
+        ["--acl-examples", "10", *(a for r in requirements for a in ("--acl-requirement", r))],
+        timeout=300,
+    )
+    timed_out = run.with_status("timeout")
+    passed = run.with_status("passed")
+    assert timed_out and passed, run.summary()
+    assert len(timed_out) + len(passed) == len(run.results), run.summary()
+    for r in timed_out:
+        assert "aclrtSynchronizeStream" in r["message"] and "no answer within 1 s" in r["message"]
+    assert any("runTest" in r["suite_id"] for r in timed_out)  # a machine shard
+    assert run.wall < 20 + 3 * len(timed_out), run.summary()
+
+
+def test_sanitizers_report_nothing(tmp_path: Path) -> None:
+    """Agent and double with ASan + UBSan: the suite passes and no report is written.
+
+    Leaks are checked too (detect_leaks=1): the agent quits normally when the adapter
+    closes, so LeakSanitizer runs at its exit.  Handles stay valid memory by design (the
+    double never frees a stream or event object, so that a destroyed handle stays readable
+    as facts 4(b) needs); they stay reachable from global lists, so LSan does not count
+    them as leaks."""
+    logs = tmp_path / "sanitizer-logs"
+    logs.mkdir()
+    run = run_suite(
+        tmp_path,
+        ["double=1", "sanitize=1", f"sanitizer_log={logs}"],
+        "cann",
+        ["--acl-examples", "10"],
+        timeout=600,
+    )
+    reports = {p.name: p.read_text()[:3000] for p in logs.iterdir()}
+    assert not reports, reports
+    assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
+
+
+def test_sanitizer_reports_do_reach_the_log(tmp_path: Path) -> None:
+    """The control of the test above: a fault under ASan is written where that test looks."""
+    logs = tmp_path / "logs"
+    a = CannAdapter(
+        double="segv-on:aclrtStreamQuery", sanitize="1", sanitizer_log=str(logs), timeout="60"
+    )
+    try:
+        assert a.set_device(0) == 0
+        with pytest.raises(AgentDied):
+            a.stream_query(0)
+    finally:
+        a.close()
+    text = "".join(p.read_text() for p in logs.iterdir())
+    assert "AddressSanitizer: SEGV" in text and "aclrtStreamQuery" in text, text[:2000]

@@ -373,7 +373,11 @@ def _emit(prog: _Program, call: Call) -> str:
             if name == "malloc_host":
                 b.append(f"    ret = aclrtMallocHost((void **)&{v}, {_size(size)});")
             else:
-                b.append(f"    {v} = malloc({_size(size)}); ret = {v} != NULL ? 0 : 1;")
+                # Page-aligned, as the suite's backends give it: the suite registers
+                # such buffers (aclrtHostRegisterV2 wants 4 KiB alignment).
+                b.append(
+                    f"    ret = posix_memalign((void **)&{v}, 4096, {_size(size)}) == 0 ? 0 : 1;"
+                )
     elif name == "free_host":
         b.append(f"    ret = aclrtFreeHost({p('host_ptr')});")
     elif name == "free_pageable":

@@ -18,7 +18,6 @@ from acl_conformance.conformance import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANT = "acl_conformance.adapters.variants.mutants:DeviceToHostAccepted"
-C_HEADERS = Path(__file__).resolve().parent / "c" / "include"
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -103,17 +102,38 @@ def test_a_mutant_fails_with_a_short_counterexample_that_replays(
     text = source.read_text()
     assert "aclInit(NULL)" in text and "aclFinalize()" in text
     assert "ACL_MEMCPY_DEVICE_TO_HOST" in text
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to compile the reproducer with")
-    proc = subprocess.run(
-        [cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
-         "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{C_HEADERS}", "-c", str(source),
-         "-o", str(tmp_path / "repro.o")],
-        capture_output=True,
-        text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    _compile_and_run_against_the_double(source, tmp_path)
+
+
+def _compile_and_run_against_the_double(source: Path, tmp_path: Path) -> None:
+    """The reproducer compiles with the system compiler against the C double's headers,
+    links with the double, and tells a correct double from one with the bug planted."""
+    from acl_conformance.adapters.cann import build
+
+    try:
+        cc = build.c_compiler()
+        libs = {
+            "correct": build.build_double(()),
+            "bug": build.build_double(build.double_defines("kind-unchecked")),
+        }
+    except Exception as exc:  # no compiler here: say so rather than pass
+        pytest.skip(f"cannot build the C double: {exc}")
+    results = {}
+    for name, lib in libs.items():
+        exe = tmp_path / f"repro-{name}"
+        proc = subprocess.run(
+            [*cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
+             "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{build.INCLUDE_DIR}", str(source),
+             "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread"],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results[name] = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    ok, bug = results["correct"], results["bug"]
+    assert ok.returncode == 0 and "0 mismatch(es)" in ok.stdout, ok.stdout[-2000:]
+    assert bug.returncode >= 1, bug.stdout[-2000:]
+    assert "MISMATCH #" in bug.stdout and "ACL_MEMCPY_DEVICE_TO_HOST" in bug.stdout
 
 
 def _expectations(tmp_path: Path, text: str) -> Path:

@@ -1,1 +1,0 @@
-int aclConformanceRegisterVariable(const void *hostVar, const char *name, size_t size);

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 SUITE = "acl_conformance.conformance.suite"
-BAD = ("fail", "failed", "crash", "timeout", "error")
+BAD = ("fail", "crash", "timeout", "error", "xpass")
 
 
 @dataclass

@@ -40,7 +40,7 @@ def double_builds() -> None:
 def test_whole_suite_passes(tmp_path: Path, double_builds: None, profile: str) -> None:
     run = run_suite(tmp_path, ["double=1"], profile, ["--acl-examples", EXAMPLES])
     assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
-    assert len(run.results) >= 240 and run.statuses().get("passed", 0) >= 240, run.summary()
+    assert len(run.results) >= 240 and run.statuses().get("pass", 0) >= 240, run.summary()
     assert run.doc["profile"] == profile
 
 
@@ -85,7 +85,7 @@ def test_segfault_gives_crash_and_the_rest_passes(tmp_path: Path, double_builds:
     for r in crashed:
         assert "aclrtHostUnregister" in r["message"] and "SIGSEGV" in r["message"], r
     others = [r for r in run.results if r not in crashed]
-    assert len(others) >= 240 and all(r["status"] in ("passed", "skipped") for r in others), (
+    assert len(others) >= 240 and all(r["status"] in ("pass", "skipped") for r in others), (
         run.summary()
     )
     assert run.wall < 180, run.summary()
@@ -114,7 +114,7 @@ def test_hang_gives_timeout_and_the_rest_passes(tmp_path: Path, double_builds: N
         timeout=300,
     )
     timed_out = run.with_status("timeout")
-    passed = run.with_status("passed")
+    passed = run.with_status("pass")
     assert timed_out and passed, run.summary()
     assert len(timed_out) + len(passed) == len(run.results), run.summary()
     for r in timed_out:

@@ -180,4 +180,7 @@ def verdict(rows: list[dict[str, Any]], gate_info: dict[str, Any]) -> tuple[str,
         )
     for p in gate_info["unexpected_passes"]:
         reasons.append(f"unexpected pass: {p}; the expectations entry is stale")
+    if not rows:
+        # A run that checked nothing vouches for nothing.
+        reasons.append("no requirement was checked")
     return ("not conformant" if reasons else "conformant"), reasons

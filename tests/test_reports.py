@@ -129,6 +129,13 @@ def test_all_passing_is_conformant_and_a_selection_reports_only_itself() -> None
     assert report["verdict"] == "conformant" and report["verdict_reasons"] == []
 
 
+def test_a_run_that_checked_nothing_is_not_conformant() -> None:
+    report = reports.build(_results([], selected=["NO-SUCH-REQUIREMENT"]), SUITE, RUN)
+    assert report["requirements"] == []
+    assert report["verdict"] == "not conformant"
+    assert report["verdict_reasons"] == ["no requirement was checked"]
+
+
 def _entry(key: str, kind: str) -> dict:
     return {"key": key, "kind": kind, "reason": "r", "link": None}
 

@@ -625,15 +625,24 @@ class Profile:
             Alternative(SUCCESS, fx.NewEvent(device), "EVENT-CALLS", "creating an event succeeds"),
         )
 
-    def rule_record_event(self, world: World, thread: int, event: int, stream: int) -> Outcome:
-        checks: list[Check] = []
+    def _event_on_stream(
+        self, world: World, thread: int, event: int, stream: int, checks: list[Check]
+    ) -> tuple[Event | None, Stream | None]:
+        """The checks shared by aclrtRecordEvent and aclrtStreamWaitEvent."""
         e = self._event(world, event, checks)
         device = self._device(world, thread, checks, "EVENT-CALLS")
         target = self._stream(world, stream, device, checks, "EVENT-CALLS")
         if target is not None and self._foreign(target, device):
+            # The text does not say whether an event may be recorded on (or waited
+            # for by) another device's stream: both answers are allowed.
             checks.append(
                 Check("EVENT-CALLS", f"{target.name} belongs to another device", None, MAY, MAY)
             )
+        return e, target
+
+    def rule_record_event(self, world: World, thread: int, event: int, stream: int) -> Outcome:
+        checks: list[Check] = []
+        e, target = self._event_on_stream(world, thread, event, stream, checks)
         if e is None or target is None:
             return self.fold(checks, _impossible)
         return self.fold(
@@ -648,13 +657,7 @@ class Profile:
 
     def rule_stream_wait_event(self, world: World, thread: int, stream: int, event: int) -> Outcome:
         checks: list[Check] = []
-        e = self._event(world, event, checks)
-        device = self._device(world, thread, checks, "EVENT-CALLS")
-        target = self._stream(world, stream, device, checks, "EVENT-CALLS")
-        if target is not None and self._foreign(target, device):
-            checks.append(
-                Check("EVENT-CALLS", f"{target.name} belongs to another device", None, MAY, MAY)
-            )
+        e, target = self._event_on_stream(world, thread, event, stream, checks)
         if e is None or target is None:
             return self.fold(checks, _impossible)
         return self.fold(

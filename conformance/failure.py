@@ -101,6 +101,8 @@ class ConformanceFailure(AssertionError):
         self._harness = harness
         self.profile = harness.profile if harness is not None else "?"
         self.requirement = violations[0].requirement if violations else None
+        self.also: tuple[str, ...] = violations[0].also if violations else ()
+        """Other requirements this failure could equally be charged to."""
         self.trace: list[Any] = harness.trace_records() if harness is not None else []
         self.history = test_calls(harness) if harness is not None else []
         self.backend = backend_facts(harness)
@@ -118,6 +120,7 @@ class ConformanceFailure(AssertionError):
             allowed=first.allowed,
             observed=first.observed,
             details=[f"taken alone the model reads it as [{first.requirement}]", *first.details],
+            also=tuple(r for r in (first.requirement, *first.also) if r and r != requirement),
         )
         return ConformanceFailure([v, *self.violations[1:]], self._harness)
 

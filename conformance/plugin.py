@@ -480,6 +480,7 @@ def pytest_runtest_makereport(
     report.user_properties.append(("acl_status", kind))
     if isinstance(failure, ConformanceFailure):
         report.user_properties.append(("failed_requirement", failure.requirement or ""))
+        report.user_properties.append(("also_explained_by", " ".join(failure.also)))
         if failure.violations:
             report.user_properties.append(("allowed", failure.violations[0].allowed))
             report.user_properties.append(("observed", failure.violations[0].observed))

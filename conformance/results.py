@@ -85,6 +85,7 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
         "phase": report.when,
         "requirements": str(props.get("requirements", "")).split(),
         "failed_requirement": props.get("failed_requirement") or None,
+        "also_explained_by": str(props.get("also_explained_by") or "").split(),
         "call_count": props.get("call_count"),
         "calls": str(props["calls"]).splitlines() if props.get("calls") else [],
         "allowed": props.get("allowed"),

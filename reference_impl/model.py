@@ -200,6 +200,7 @@ class Model:
                     call=exp.label,
                     allowed=exp.outcome.allowed_codes(),
                     observed=f"{error_name(code)} ({code})",
+                    also=primary.also,
                 )
             ]
         if alt.effect is None:

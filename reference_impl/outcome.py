@@ -57,6 +57,10 @@ class Alternative:
     """The requirement ID this outcome stands for (None: outside the spec)."""
     why: str
     """The reason, in words, shown in failure messages."""
+    also: tuple[str, ...] = ()
+    """Other requirements a deviation from this outcome could equally be charged to
+    (a rejected end-exact copy on the NULL stream breaks either the bound or the
+    default stream: one call cannot tell which)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ class Violation:
     allowed: str = ""
     observed: str = ""
     details: list[str] = field(default_factory=list)
+    also: tuple[str, ...] = ()
+    """Other requirements the same observation could be charged to (see Alternative.also)."""
 
     def render(self) -> str:
         lines = [f"[{self.requirement or 'unspecified'}] {self.message}"]

@@ -286,21 +286,25 @@ class Profile:
                 )
         if sym is None or (is_async and target is None) or rng is None:
             return self.fold(checks, _impossible)
-        if not is_async:
-            success_req = "TOSYMBOL-SYNC"
-        elif stream == 0:
-            success_req = "STREAM-NULL-DEFAULT"
-        elif offset + count == sym.size:
-            success_req = "BOUNDS-END-EXACT"
-        else:
-            success_req = "KIND-ACCEPTED"
+        # What a refusal of this valid copy breaks: the first is cited, the others are
+        # kept so that a report can tell an ambiguous failure from a clear one.
+        candidates = [
+            *(["TOSYMBOL-SYNC"] if not is_async else []),
+            *(["STREAM-NULL-DEFAULT"] if stream == 0 else []),
+            *([req("BOUNDS-END-EXACT")] if offset + count == sym.size else []),
+        ]
+        success_req, *also = dict.fromkeys(candidates or ["KIND-ACCEPTED"])
         effect = fx.CopyToSymbol(
             sym, device, offset, count, rng.buffer, rng.offset, mode, target, either
         )
         return self.fold(
             checks,
             Alternative(
-                SUCCESS, effect, success_req, f"a valid {mode} copy into {sym.name} succeeds"
+                SUCCESS,
+                effect,
+                success_req,
+                f"a valid {mode} copy into {sym.name} succeeds",
+                tuple(also),
             ),
         )
 

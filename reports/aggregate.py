@@ -10,7 +10,14 @@ A requirement's status is the worst of what its tests say of it:
   citing *another* requirement says ``unknown`` of this one (it stopped before
   it could check it: a check that did not finish is never a pass);
 - a test whose backend died or hung says ``crash`` / ``timeout``; one the suite
-  could not run says ``unknown``.
+  could not run says ``unknown``;
+- a failure that one observation cannot pin on a single requirement (a rejected
+  end-exact copy on the NULL stream breaks the bound or the default stream; a
+  wrong answer with several host threads may or may not need the threads) names
+  the others it could be charged to (``also_explained_by``).  When one of those
+  failed on its own elsewhere in the run, the ambiguous test says ``unknown``
+  of its requirements, explained by that one, instead of charging a second
+  requirement with the same bug.
 
 Worst first: fail, crash, timeout, unknown, xfail, pass, not_supported (a
 requirement is not_supported only when none of its tests could run).  A
@@ -30,8 +37,9 @@ BAD = frozenset({"fail", "crash", "timeout", "unknown"})
 """Statuses that make a run not conformant."""
 
 
-def _says(test: dict[str, Any], req: str) -> str | None:
-    """What ``test`` says of requirement ``req`` (None: nothing)."""
+def _says(test: dict[str, Any], req: str, explained: bool = False) -> str | None:
+    """What ``test`` says of requirement ``req`` (None: nothing); ``explained``: its
+    failure is accounted for by another requirement's clear failure."""
     status = test["status"]
     if status == "pass":
         return "pass"
@@ -45,7 +53,7 @@ def _says(test: dict[str, Any], req: str) -> str | None:
         failed = test.get("failed_requirement")
         return "xfail" if failed in (None, req) else None
     if status == "fail":
-        return "fail" if test.get("failed_requirement") == req else "unknown"
+        return "fail" if test.get("failed_requirement") == req and not explained else "unknown"
     if status in ("crash", "timeout"):
         return str(status)
     if status == "error":
@@ -63,13 +71,33 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per requirement of the profile, in catalogue order."""
     tests = results["results"]
     selected = set(results.get("selected") or [])
+    # Requirements with a failure that names no other explanation.
+    clear = {
+        t["failed_requirement"]
+        for t in tests
+        if t["status"] in ("fail", "xfail")
+        and t.get("failed_requirement")
+        and not t.get("also_explained_by")
+    }
+    explained_by = {
+        id(t): sorted(set(t.get("also_explained_by") or []) & clear - {t["failed_requirement"]})
+        for t in tests
+        if t["status"] == "fail"
+    }
     rows = []
     for req in results["requirements"]:
         rid = req["id"]
         if selected and rid not in selected:
             continue  # a partial run (--requirement) reports what it was asked about
-        mine = [t for t in tests if rid in t["requirements"] or t.get("failed_requirement") == rid]
-        said = [(t, s) for t in mine if (s := _says(t, rid)) is not None]
+        mine = [
+            t
+            for t in tests
+            if rid in t["requirements"]
+            or (t.get("failed_requirement") == rid and not explained_by.get(id(t)))
+        ]
+        said = [
+            (t, s) for t in mine if (s := _says(t, rid, bool(explained_by.get(id(t))))) is not None
+        ]
         status = _worst([s for _, s in said])
         failing = next(
             (t for t, s in said if s in ("fail", "crash", "timeout") and s == status), None
@@ -77,9 +105,10 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         expected = next((t["expected_failure"] for t, s in said if s == "xfail"), None)
         cut_short = sorted(
             {
-                str(t["failed_requirement"])
+                r
                 for t, s in said
                 if s == "unknown" and t["status"] == "fail" and t.get("failed_requirement")
+                for r in (explained_by.get(id(t)) or [str(t["failed_requirement"])])
             }
         )
         rows.append(

@@ -9,7 +9,12 @@ import pytest
 
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import BackendCrash, BackendTimeout, ConformanceFailure
+from acl_conformance.conformance.failure import (
+    BackendCrash,
+    BackendTimeout,
+    ConformanceFailure,
+    ExpectedFailure,
+)
 from acl_conformance.conformance.harness import Harness
 
 
@@ -22,6 +27,18 @@ class Lying(Simulator):
         return super().memcpy_to_symbol_async(
             symbol, src, count, offset, 1 if kind == 2 else kind, stream
         )
+
+
+class BoundLessThan(Simulator):
+    """Rejects a copy that ends exactly at the end of the variable."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        size = self.get_symbol_size(symbol)[1]
+        if count and offset + count == size:
+            return 100000
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
 
 
 class Hanging(Simulator):
@@ -78,6 +95,30 @@ def test_failure_message_is_written_for_a_vendor() -> None:
         assert "backend:  ACL_SUCCESS (0)" in text
         assert "aclrtSetDevice(0);" in text  # the call sequence that led there
         assert f.trace and f.trace[-1].name == "memcpy_to_symbol_async"
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+def test_an_ambiguous_failure_names_its_other_reading_and_meets_its_expectation() -> None:
+    # End-exact on the NULL stream: the bound or the default stream, one call cannot
+    # tell.  The failure cites one and names the other; an expectations entry for
+    # either makes it the known failure it is.
+    h = harness(BoundLessThan())
+    try:
+        src = h.pageable(1, ops.pattern(3, 1))
+        with pytest.raises(ConformanceFailure) as exc:
+            ops.to_symbol_async(h, "g_u8", src, count=1, stream=0)
+        assert (exc.value.requirement, exc.value.also) == (
+            "STREAM-NULL-DEFAULT",
+            ("BOUNDS-END-EXACT",),
+        )
+        h.expected["BOUNDS-END-EXACT"] = ("BOUNDS-END-EXACT", "BOUNDS-END-EXACT: known")
+        with pytest.raises(ExpectedFailure) as known:
+            ops.to_symbol_async(h, "g_u8", src, count=1, stream=0)
+        assert known.value.key == "BOUNDS-END-EXACT"
+        under = exc.value.under("CONCURRENCY-THREADS", "with 4 host threads")
+        assert under.also == ("STREAM-NULL-DEFAULT", "BOUNDS-END-EXACT")
     finally:
         h.close()
         h.adapter.close()

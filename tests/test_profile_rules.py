@@ -483,6 +483,24 @@ def test_settle_reports_the_requirement_and_what_was_allowed() -> None:
     assert text.startswith("[KIND-REJECTED]") and "allowed:" in text
 
 
+@pytest.mark.parametrize("profile", ["spec", "cann"])
+@pytest.mark.parametrize(
+    ("over", "cited", "also"),
+    [
+        ({}, "KIND-ACCEPTED", ()),
+        ({"offset": 240}, "BOUNDS-END-EXACT", ()),
+        ({"stream": 0}, "STREAM-NULL-DEFAULT", ()),
+        ({"stream": 0, "offset": 240}, "STREAM-NULL-DEFAULT", ("BOUNDS-END-EXACT",)),
+    ],
+)
+def test_a_refused_valid_copy_names_every_requirement_it_could_break(
+    profile: str, over: dict[str, Any], cited: str, also: tuple[str, ...]
+) -> None:
+    w = make_world(profile)
+    (v,) = w.model.expect("memcpy_to_symbol_async", **base_to(w, **over)).settle(100000)
+    assert (v.requirement, v.also) == (cited, also)
+
+
 @pytest.mark.parametrize("code", SOME_ERRORS)
 def test_spec_accepts_any_rejection_code(code: int) -> None:
     w = make_world("spec")

@@ -7,11 +7,10 @@ have no browser, a developer's machine with `apt-get install chromium` runs it.
 from __future__ import annotations
 
 import pytest
+from test_reports import RUN, SUITE, _results, _test
 
 from acl_conformance import reports
 from acl_conformance.reports import screenshot
-
-from test_reports import RUN, SUITE, _results, _test
 
 Image = pytest.importorskip("PIL.Image", reason="Pillow reads the screenshot")
 if screenshot.find_chromium() is None:

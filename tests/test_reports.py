@@ -34,6 +34,7 @@ def _test(sid: str, status: str, reqs: list[str], failed: str | None = None, **k
         "phase": "call",
         "requirements": reqs,
         "failed_requirement": failed,
+        "also_explained_by": kw.get("also", []),
         "call_count": 3 if failed else None,
         "calls": ["#1 aclrtSetDevice(0)", "#2 aclrtMemcpyToSymbolAsync(...)"] if failed else [],
         "allowed": "any non-zero aclError" if failed else None,
@@ -127,6 +128,33 @@ def test_all_passing_is_conformant_and_a_selection_reports_only_itself() -> None
     _validate(report)
     assert [r["id"] for r in report["requirements"]] == ["KIND-ACCEPTED", "KIND-REJECTED"]
     assert report["verdict"] == "conformant" and report["verdict_reasons"] == []
+
+
+def test_an_ambiguous_failure_is_charged_to_the_clear_one() -> None:
+    # A rejected end-exact copy on the NULL stream breaks the bound or the default
+    # stream; a rejected end-exact copy on a stream of its own breaks the bound.
+    ambiguous = _test(
+        "t_null",
+        "fail",
+        ["BOUNDS-END-EXACT", "EFFECT-BYTES"],
+        failed="STREAM-NULL-DEFAULT",
+        also=["BOUNDS-END-EXACT"],
+    )
+    clear = _test("t_bound", "fail", ["BOUNDS-END-EXACT"], failed="BOUNDS-END-EXACT")
+    null_ok = _test("t_stream", "pass", ["STREAM-NULL-DEFAULT"])
+    selected = ["BOUNDS-END-EXACT", "EFFECT-BYTES", "STREAM-NULL-DEFAULT"]
+
+    report = reports.build(_results([ambiguous, clear, null_ok], selected), SUITE, RUN)
+    _validate(report)
+    assert _row(report, "BOUNDS-END-EXACT")["status"] == "fail"
+    assert _row(report, "STREAM-NULL-DEFAULT")["status"] == "pass"
+    effect = _row(report, "EFFECT-BYTES")
+    assert effect["status"] == "unknown" and effect["cut_short_by"] == ["BOUNDS-END-EXACT"]
+
+    # Alone, nothing else explains it: the cited requirement fails.
+    report = reports.build(_results([ambiguous, null_ok], selected), SUITE, RUN)
+    assert _row(report, "STREAM-NULL-DEFAULT")["status"] == "fail"
+    assert _row(report, "BOUNDS-END-EXACT")["status"] == "unknown"
 
 
 def test_a_run_that_checked_nothing_is_not_conformant() -> None:

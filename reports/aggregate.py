@@ -37,9 +37,9 @@ BAD = frozenset({"fail", "crash", "timeout", "unknown"})
 """Statuses that make a run not conformant."""
 
 
-def _says(test: dict[str, Any], req: str, explained: bool = False) -> str | None:
-    """What ``test`` says of requirement ``req`` (None: nothing); ``explained``: its
-    failure is accounted for by another requirement's clear failure."""
+def _says(test: dict[str, Any], req: str, charged: str | None) -> str | None:
+    """What ``test`` says of requirement ``req`` (None: nothing); ``charged``: the
+    requirement its failure is charged to."""
     status = test["status"]
     if status == "pass":
         return "pass"
@@ -53,7 +53,7 @@ def _says(test: dict[str, Any], req: str, explained: bool = False) -> str | None
         failed = test.get("failed_requirement")
         return "xfail" if failed in (None, req) else None
     if status == "fail":
-        return "fail" if test.get("failed_requirement") == req and not explained else "unknown"
+        return "fail" if charged == req else "unknown"
     if status in ("crash", "timeout"):
         return str(status)
     if status == "error":
@@ -67,11 +67,10 @@ def _worst(statuses: list[str]) -> str:
     return min(statuses, key=STATUS_ORDER.index)
 
 
-def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per requirement of the profile, in catalogue order."""
-    tests = results["results"]
-    selected = set(results.get("selected") or [])
-    # Requirements with a failure that names no other explanation.
+def _charges(tests: list[dict[str, Any]]) -> dict[int, str | None]:
+    """The requirement each failed test is charged to: the one it cites, unless it
+    names others it could equally be charged to and one of those failed clearly (with
+    no other reading) elsewhere in the run; then that one."""
     clear = {
         t["failed_requirement"]
         for t in tests
@@ -79,11 +78,21 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         and t.get("failed_requirement")
         and not t.get("also_explained_by")
     }
-    explained_by = {
-        id(t): sorted(set(t.get("also_explained_by") or []) & clear - {t["failed_requirement"]})
-        for t in tests
-        if t["status"] == "fail"
-    }
+    out: dict[int, str | None] = {}
+    for t in tests:
+        if t["status"] != "fail":
+            continue
+        cited = t.get("failed_requirement")
+        others = [r for r in t.get("also_explained_by") or [] if r in clear and r != cited]
+        out[id(t)] = others[0] if others and cited not in clear else cited
+    return out
+
+
+def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per requirement of the profile, in catalogue order."""
+    tests = results["results"]
+    selected = set(results.get("selected") or [])
+    charged = _charges(tests)
     rows = []
     for req in results["requirements"]:
         rid = req["id"]
@@ -93,22 +102,22 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             t
             for t in tests
             if rid in t["requirements"]
-            or (t.get("failed_requirement") == rid and not explained_by.get(id(t)))
+            or (charged[id(t)] if id(t) in charged else t.get("failed_requirement")) == rid
         ]
-        said = [
-            (t, s) for t in mine if (s := _says(t, rid, bool(explained_by.get(id(t))))) is not None
-        ]
+        said = [(t, s) for t in mine if (s := _says(t, rid, charged.get(id(t)))) is not None]
         status = _worst([s for _, s in said])
-        failing = next(
-            (t for t, s in said if s in ("fail", "crash", "timeout") and s == status), None
+        # The counterexample: a failure that cites this requirement itself, if any.
+        failing = min(
+            (t for t, s in said if s in ("fail", "crash", "timeout") and s == status),
+            key=lambda t: t.get("failed_requirement") != rid,
+            default=None,
         )
         expected = next((t["expected_failure"] for t, s in said if s == "xfail"), None)
         cut_short = sorted(
             {
-                r
+                str(charged[id(t)])
                 for t, s in said
-                if s == "unknown" and t["status"] == "fail" and t.get("failed_requirement")
-                for r in (explained_by.get(id(t)) or [str(t["failed_requirement"])])
+                if s == "unknown" and t["status"] == "fail" and charged.get(id(t))
             }
         )
         rows.append(

@@ -19,8 +19,9 @@ STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:72em}
 table{border-collapse:collapse;width:100%}
 td,th{border:1px solid #bbb;padding:.3em .5em;vertical-align:top;text-align:left}
+td:last-child{overflow-wrap:anywhere}
 th{background:#f0f0f0}
-pre{background:#f7f7f7;padding:.5em;overflow-x:auto;font-size:12px}
+pre{background:#f7f7f7;padding:.5em;white-space:pre-wrap;font-size:12px}
 .verdict{font-size:1.4em;font-weight:bold}
 .conformant{color:#186418}.notconformant{color:#9a1515}
 blockquote{margin:.3em 0 .3em 1em;color:#444;font-style:italic}

@@ -22,10 +22,10 @@ def _colour(hex_colour: str) -> tuple[int, int, int]:
 
 
 def test_report_renders_with_the_failing_row_coloured(tmp_path) -> None:
-    tests = [
-        _test("t_fail", "fail", ["KIND-REJECTED"], failed="KIND-REJECTED"),
-        _test("t_pass", "pass", ["KIND-ACCEPTED"]),
-    ]
+    failing = _test("t_fail", "fail", ["KIND-REJECTED"], failed="KIND-REJECTED")
+    # a long unbroken line, as a reproduce command or a trace path is
+    failing["reproduce"] = "pytest '" + "x" * 400 + "'"
+    tests = [failing, _test("t_pass", "pass", ["KIND-ACCEPTED"])]
     selected = ["KIND-ACCEPTED", "KIND-REJECTED"]
     report = reports.build(_results(tests, selected=selected), SUITE, RUN)
     reports.write(report, tmp_path)
@@ -34,7 +34,11 @@ def test_report_renders_with_the_failing_row_coloured(tmp_path) -> None:
 
     with Image.open(png) as img:
         assert img.size == (1200, 1500)
-        pixels = img.convert("RGB").get_flattened_data()
+        rgb = img.convert("RGB")
+        pixels = rgb.get_flattened_data()
+        # The page keeps to its width: nothing runs into the right-hand margin.
+        margin = rgb.crop((1120, 0, 1200, 1500)).get_flattened_data()
+        assert set(margin) == {(255, 255, 255)}, "the page is wider than the window"
         counts: dict[tuple[int, int, int], int] = {}
         for p in pixels:
             counts[p] = counts.get(p, 0) + 1

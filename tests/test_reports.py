@@ -146,8 +146,15 @@ def test_an_ambiguous_failure_is_charged_to_the_clear_one() -> None:
 
     report = reports.build(_results([ambiguous, clear, null_ok], selected), SUITE, RUN)
     _validate(report)
-    assert _row(report, "BOUNDS-END-EXACT")["status"] == "fail"
+    bound = _row(report, "BOUNDS-END-EXACT")
+    assert bound["status"] == "fail" and bound["cut_short_by"] == []
+    assert {t["nodeid"]: t["status"] for t in bound["tests"]} == {
+        "t_null": "fail",
+        "t_bound": "fail",
+    }
+    assert bound["counterexample"]["test"] == "t_bound"  # the failure that cites it
     assert _row(report, "STREAM-NULL-DEFAULT")["status"] == "pass"
+    assert [t["nodeid"] for t in _row(report, "STREAM-NULL-DEFAULT")["tests"]] == ["t_stream"]
     effect = _row(report, "EFFECT-BYTES")
     assert effect["status"] == "unknown" and effect["cut_short_by"] == ["BOUNDS-END-EXACT"]
 

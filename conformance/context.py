@@ -10,15 +10,18 @@ from __future__ import annotations
 import copy
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from acl_conformance.adapters.base import Adapter, Traced
 from acl_conformance.adapters.registry import resolve
 
-from .failure import BackendCrash
+from .failure import BackendCrash, BackendTimeout
 from .harness import Harness
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -45,18 +48,48 @@ class Suite:
         return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"
 
     def new_adapter(self) -> Traced:
-        """A freshly resolved and initialised backend (raises AdapterResolutionError)."""
+        """A freshly resolved and initialised backend (raises AdapterResolutionError;
+        BackendTimeout when aclInit or aclsysGetVersionStr does not return)."""
         inner: Adapter = resolve(self.adapter_name, dict(self.adapter_options))
         adapter = Traced(inner)
-        code = adapter.init(None)
+        code = self._bounded(adapter, "aclInit(NULL)", lambda: adapter.init(None))
         if code != 0:
             adapter.close()
             raise RuntimeError(f"aclInit(NULL) on backend {self.adapter_name!r} returned {code}")
-        rc, version = adapter.get_version_str()
+        rc, version = self._bounded(
+            adapter, "aclsysGetVersionStr", lambda: adapter.get_version_str()
+        )
         self.backend_version = (
             version if rc == 0 else f"unknown (aclsysGetVersionStr returned {rc})"
         )
         return adapter
+
+    def _bounded(self, adapter: Traced, what: str, call: Callable[[], T]) -> T:
+        """``call()`` within the call timeout.  Start-up calls go through no harness, and a
+        backend that hangs while starting must end the run with a message, not hang it."""
+        box: list[Any] = []
+
+        def run() -> None:
+            try:
+                box.append((True, call()))
+            except BaseException as exc:  # handed to the caller below
+                box.append((False, exc))
+
+        # A daemon thread: one that never returns must not keep the process alive.
+        worker = threading.Thread(target=run, name=f"acl-start-{what}", daemon=True)
+        worker.start()
+        worker.join(self.call_timeout)
+        if not box:
+            # Let the backend clean up (kill an agent process) without waiting for it.
+            threading.Thread(target=adapter.close, daemon=True).start()
+            raise BackendTimeout(
+                f"{what} on backend {self.adapter_name!r} did not return within "
+                f"{self.call_timeout:g} s"
+            )
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
 
     def adapter(self) -> Traced:
         with self._lock:

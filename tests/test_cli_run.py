@@ -230,6 +230,12 @@ class HangsInQuery(Simulator):
     def stream_query(self, stream):
         time.sleep(60)
         return super().stream_query(stream)
+
+class HangsInInit(Simulator):
+    """Never returns from aclInit."""
+    def init(self, config_path=None):
+        time.sleep(3600)
+        return 0
 '''
 
 
@@ -268,6 +274,19 @@ def test_a_backend_that_hangs_is_a_timeout_and_the_run_finishes(
     assert _row(report, "STREAM-QUERY")["status"] == "timeout"
     assert report["run"]["duration_s"] < 120
     assert "STREAM-QUERY" in out and "TIMEOUT" in out
+
+
+def test_a_backend_that_hangs_while_starting_ends_the_run_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backends: str
+) -> None:
+    # It declares nothing about hanging: start-up calls are always time-limited.
+    rc, out, err = _run(
+        capsys, "run", "--adapter", f"{backends}:HangsInInit", "--call-timeout", "2",
+        "--report-dir", str(tmp_path / "r"),
+    )  # fmt: skip
+    assert rc == 2, out[-3000:]
+    assert len(err.strip().splitlines()) == 1, err
+    assert "aclInit(NULL)" in err and "did not return within 2 s" in err
 
 
 def test_module_entry_point_runs_the_cli() -> None:

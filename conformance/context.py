@@ -54,7 +54,7 @@ class Suite:
         adapter = Traced(inner)
         code = self._bounded(adapter, "aclInit(NULL)", lambda: adapter.init(None))
         if code != 0:
-            adapter.close()
+            self._close(adapter)
             raise RuntimeError(f"aclInit(NULL) on backend {self.adapter_name!r} returned {code}")
         rc, version = self._bounded(
             adapter, "aclsysGetVersionStr", lambda: adapter.get_version_str()
@@ -64,9 +64,12 @@ class Suite:
         )
         return adapter
 
-    def _bounded(self, adapter: Traced, what: str, call: Callable[[], T]) -> T:
-        """``call()`` within the call timeout.  Start-up calls go through no harness, and a
-        backend that hangs while starting must end the run with a message, not hang it."""
+    def _bounded(
+        self, adapter: Traced, what: str, call: Callable[[], T], *, closing: bool = False
+    ) -> T:
+        """``call()`` within the call timeout.  Start-up and shut-down calls go through no
+        harness, and a backend that hangs there must end its test or the run with a
+        message, not hang it (raises BackendTimeout)."""
         box: list[Any] = []
 
         def run() -> None:
@@ -76,12 +79,13 @@ class Suite:
                 box.append((False, exc))
 
         # A daemon thread: one that never returns must not keep the process alive.
-        worker = threading.Thread(target=run, name=f"acl-start-{what}", daemon=True)
+        worker = threading.Thread(target=run, name=f"acl-bounded-{what}", daemon=True)
         worker.start()
         worker.join(self.call_timeout)
         if not box:
-            # Let the backend clean up (kill an agent process) without waiting for it.
-            threading.Thread(target=adapter.close, daemon=True).start()
+            if not closing:
+                # Let the backend clean up (kill an agent process) without waiting for it.
+                threading.Thread(target=adapter.close, daemon=True).start()
             raise BackendTimeout(
                 f"{what} on backend {self.adapter_name!r} did not return within "
                 f"{self.call_timeout:g} s"
@@ -90,6 +94,10 @@ class Suite:
         if not ok:
             raise value
         return value  # type: ignore[no-any-return]
+
+    def _close(self, adapter: Traced) -> None:
+        """Release a backend; one whose release hangs is abandoned (BackendTimeout)."""
+        self._bounded(adapter, "releasing the backend (close)", adapter.close, closing=True)
 
     def adapter(self) -> Traced:
         with self._lock:
@@ -102,7 +110,7 @@ class Suite:
         with self._lock:
             if self._adapter is not None:
                 try:
-                    self._adapter.close()
+                    self._close(self._adapter)
                 finally:
                     self._adapter = None
                     self.restarts += 1
@@ -127,18 +135,27 @@ class Suite:
             if h.poison_error is not None and _current_test():
                 self._sticky = (_current_test(), h.poison_error)
             if fresh:
-                adapter.close()
+                self._close(adapter)
             elif h.poisoned:
                 self.discard()
 
-    def close(self) -> None:
+    def close(self) -> str | None:
+        """aclFinalize and release the shared backend, each within the call timeout;
+        what went wrong, in one line, or None."""
         with self._lock:
-            if self._adapter is not None:
-                try:
-                    self._adapter.finalize()
-                finally:
-                    self._adapter.close()
-                    self._adapter = None
+            adapter, self._adapter = self._adapter, None
+        if adapter is None:
+            return None
+        problems = []
+        try:
+            self._bounded(adapter, "aclFinalize", adapter.finalize, closing=True)
+        except Exception as exc:
+            problems.append(str(exc) if isinstance(exc, BackendCrash) else repr(exc))
+        try:
+            self._close(adapter)
+        except Exception as exc:
+            problems.append(str(exc) if isinstance(exc, BackendCrash) else repr(exc))
+        return "; ".join(problems) or None
 
 
 def _current_test() -> str:

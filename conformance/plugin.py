@@ -25,6 +25,7 @@ import datetime
 import json
 import re
 import shlex
+import sys
 import time
 import zlib
 from collections.abc import Generator, Iterator
@@ -597,7 +598,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if path and not hasattr(config, "workerinput"):
         _write_results(config, suite, Path(path), int(exitstatus))
     if suite is not None:
-        suite.close()
+        problem = suite.close()
+        if problem and not hasattr(config, "workerinput"):
+            # Every test has been judged by now; say it, but do not hang the run on it.
+            sys.stderr.write(f"{results.END_OF_RUN}{problem}\n")
 
 
 def _write_results(

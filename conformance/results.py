@@ -35,6 +35,10 @@ capability the backend does not declare; ``skipped``: the test does not apply
 ``xpass``: listed but passing (the entry is stale); ``error``: the suite could not
 run the test (a set-up error, or a failure the suite cannot attribute)."""
 
+END_OF_RUN = "acl-conformance: at the end of the run: "
+"""How the plugin says on stderr that releasing the backend went wrong (the command
+line passes such lines on)."""
+
 NOT_SUPPORTED = "not supported: "
 """Prefix of skip reasons for capabilities the backend lacks."""
 

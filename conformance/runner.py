@@ -26,6 +26,7 @@ from acl_conformance import reports
 from acl_conformance.conformance.expectations import Expectations, ExpectationsError
 from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES
 
+from . import results as results_doc
 from .buildinfo import suite_info
 
 SUITE = "acl_conformance.conformance.suite"
@@ -281,6 +282,9 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     )
     for reason in report["verdict_reasons"]:
         out.write(f"  - {reason}\n")
+    for line in stderr.splitlines():
+        if line.startswith(results_doc.END_OF_RUN):  # the backend would not shut down cleanly
+            out.write(line + "\n")
     out.write(
         "reports: " + ", ".join(str(p) for p in [*written, opts.report_dir / "junit.xml"]) + "\n"
     )

@@ -231,6 +231,14 @@ class HangsInQuery(Simulator):
         time.sleep(60)
         return super().stream_query(stream)
 
+class HangsInFinalize(Simulator):
+    """Never returns from aclFinalize, nor from being released."""
+    def finalize(self):
+        time.sleep(3600)
+        return 0
+    def close(self):
+        time.sleep(3600)
+
 class HangsInInit(Simulator):
     """Never returns from aclInit."""
     def init(self, config_path=None):
@@ -287,6 +295,20 @@ def test_a_backend_that_hangs_while_starting_ends_the_run_with_one_line(
     assert rc == 2, out[-3000:]
     assert len(err.strip().splitlines()) == 1, err
     assert "aclInit(NULL)" in err and "did not return within 2 s" in err
+
+
+def test_a_backend_that_hangs_while_shutting_down_does_not_hang_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backends: str
+) -> None:
+    d = tmp_path / "r"
+    rc, out, _ = _run(
+        capsys, "run", "--adapter", f"{backends}:HangsInFinalize", "--requirement",
+        "KIND-REJECTED", "--call-timeout", "2", "--report-dir", str(d),
+    )  # fmt: skip
+    assert rc == 0, out[-3000:]  # every test was judged, and passed
+    assert _row(_report(d), "KIND-REJECTED")["status"] == "pass"
+    assert "at the end of the run: aclFinalize on backend" in out
+    assert "did not return within 2 s" in out
 
 
 def test_module_entry_point_runs_the_cli() -> None:

@@ -23,6 +23,25 @@ from .harness import Harness
 
 T = TypeVar("T")
 
+FIXTURES_NEEDED = (
+    "g_u8",
+    "g_u32",
+    "g_u64",
+    "g_struct12",
+    "g_struct24",
+    "g_arr256",
+    "g_arr4k",
+    "g_arr1m",
+    "g_arr16m",
+)
+"""The fixture variables the suite's tests copy into (DESIGN.md, "Fixture variables");
+their sizes are whatever the backend declares (GETSYMBOL-SIZE checks them)."""
+
+
+class BackendSetupError(Exception):
+    """The backend started but cannot be tested as it is (it declares too little); the
+    message is one line for the vendor."""
+
 
 @dataclass
 class Suite:
@@ -62,7 +81,33 @@ class Suite:
         self.backend_version = (
             version if rc == 0 else f"unknown (aclsysGetVersionStr returned {rc})"
         )
+        try:
+            self._check_declarations(adapter)
+        except BaseException:
+            self._close(adapter)
+            raise
         return adapter
+
+    def _check_declarations(self, adapter: Traced) -> None:
+        """What the backend declares of itself: readable, and enough to run the suite."""
+        try:
+            self._bounded(adapter, "capabilities()", adapter.capabilities)
+            declared = self._bounded(adapter, "fixtures()", adapter.fixtures)
+        except BackendCrash:
+            raise
+        except Exception as exc:
+            what = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise BackendSetupError(f"its declarations could not be read: {what}") from None
+        sizes = {f.name: f.size for f in declared}
+        missing = [n for n in FIXTURES_NEEDED if n not in sizes]
+        if missing:
+            raise BackendSetupError(
+                f"it declares no fixture variable {', '.join(missing)}; the suite copies "
+                f"into {', '.join(FIXTURES_NEEDED)} (see the README, 'Testing your backend')"
+            )
+        empty = [n for n in FIXTURES_NEEDED if sizes[n] <= 0]
+        if empty:
+            raise BackendSetupError(f"it declares {', '.join(empty)} with no bytes")
 
     def _bounded(
         self, adapter: Traced, what: str, call: Callable[[], T], *, closing: bool = False

@@ -553,6 +553,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             suite.adapter()
         except AdapterResolutionError as exc:
             raise pytest.UsageError(str(exc)) from None
+        except context.BackendSetupError as exc:
+            raise pytest.UsageError(f"adapter {suite.adapter_name!r}: {exc}") from None
         except Exception as exc:  # the backend was found but would not start
             what = " ".join(f"{type(exc).__name__}: {exc}".split())
             raise pytest.UsageError(

@@ -239,6 +239,15 @@ class HangsInFinalize(Simulator):
     def close(self):
         time.sleep(3600)
 
+class DeclaresTooLittle(Simulator):
+    """Holds only two of the fixture variables."""
+    def fixtures(self):
+        return [f for f in super().fixtures() if f.name in ("g_u8", "g_arr256")]
+
+class CannotSayWhatItCan(Simulator):
+    def capabilities(self):
+        raise RuntimeError("capabilities not implemented")
+
 class HangsInInit(Simulator):
     """Never returns from aclInit."""
     def init(self, config_path=None):
@@ -295,6 +304,23 @@ def test_a_backend_that_hangs_while_starting_ends_the_run_with_one_line(
     assert rc == 2, out[-3000:]
     assert len(err.strip().splitlines()) == 1, err
     assert "aclInit(NULL)" in err and "did not return within 2 s" in err
+
+
+@pytest.mark.parametrize(
+    ("backend", "message"),
+    [
+        ("DeclaresTooLittle", "it declares no fixture variable g_u32, g_u64, g_struct12,"),
+        ("CannotSayWhatItCan", "its declarations could not be read: RuntimeError: capabilities"),
+    ],
+)
+def test_a_backend_that_declares_too_little_is_a_set_up_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backends: str, backend: str, message: str
+) -> None:
+    rc, out, err = _run(
+        capsys, "run", "--adapter", f"{backends}:{backend}", "--report-dir", str(tmp_path / "r")
+    )
+    assert rc == 2, out[-3000:]
+    assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
 def test_a_backend_that_hangs_while_shutting_down_does_not_hang_the_run(

@@ -18,7 +18,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.reference_impl.catalogue import CATALOGUE, PROFILES, Requirement, for_profile
@@ -118,6 +118,8 @@ def _options(items: list[str]) -> dict[str, str]:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    if not args.call_timeout > 0:
+        raise runner.RunError(f"--call-timeout {args.call_timeout:g}: must be more than 0 seconds")
     try:
         t = trace.load(args.trace)
     except trace.TraceError as exc:
@@ -178,8 +180,16 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is the one line that says what is wrong (exit 2);
+    --help still shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="acl-conformance",
         description="Conformance suite for the ACL runtime call aclrtMemcpyToSymbolAsync.",
     )

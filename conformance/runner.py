@@ -86,6 +86,8 @@ def check(opts: RunOptions) -> None:
         raise RunError(f"--examples {opts.examples}: must be at least 1")
     if opts.jobs is not None and opts.jobs < 1:
         raise RunError(f"--jobs {opts.jobs}: must be at least 1")
+    if opts.call_timeout is not None and not opts.call_timeout > 0:
+        raise RunError(f"--call-timeout {opts.call_timeout:g}: must be more than 0 seconds")
     for o in opts.adapter_options:
         key, sep, _ = o.partition("=")
         if not sep or not key.strip():

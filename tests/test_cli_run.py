@@ -190,6 +190,8 @@ def test_an_unexpected_pass_fails_the_gate_and_a_stale_entry_is_reported(
         (["run", "--requirement", "NOT-A-REQ"], "--requirement 'NOT-A-REQ': not a requirement"),
         (["run", "--examples", "0"], "--examples 0: must be at least 1"),
         (["run", "--adapter-option", "novalue"], "expected KEY=VALUE"),
+        (["run", "--call-timeout", "0"], "--call-timeout 0: must be more than 0 seconds"),
+        (["replay", "/no/such/trace.json", "--call-timeout", "-1"], "must be more than 0"),
         (["replay", "/no/such/trace.json"], "cannot be read"),
         (["reproducer", "/no/such/trace.json", "-o", "x.c"], "cannot be read"),
     ],
@@ -203,6 +205,25 @@ def test_usage_errors_are_one_line_and_exit_2(
     assert rc == 2
     assert message in err and len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["run", "--profile", "nope"], "argument --profile: invalid choice: 'nope'"),
+        (["run", "--seed", "abc"], "argument --seed: invalid int value: 'abc'"),
+        (["run", "--mode", "release"], "argument --mode: invalid choice: 'release'"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_malformed_command_lines_are_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_malformed_expectations_are_a_usage_error(

@@ -492,9 +492,11 @@ class Harness:
     def failure(self, violations: list[Violation]) -> ConformanceFailure | ExpectedFailure:
         """The exception for ``violations``: an expected failure when the expectations
         file lists the requirement it cites."""
-        f = ConformanceFailure(violations, self)
-        # A failure that could equally be charged to a listed requirement is that
-        # requirement's known failure, not a new one.
+        return self.known(ConformanceFailure(violations, self))
+
+    def known(self, f: ConformanceFailure) -> ConformanceFailure | ExpectedFailure:
+        """``f``, or the expected failure it is when the expectations file lists a
+        requirement it cites or could equally be charged to."""
         for requirement in (f.requirement, *f.also):
             entry = self.expected.get(requirement or "")
             if entry is not None:

@@ -159,6 +159,22 @@ def test_expectations_turn_a_known_failure_into_an_expected_one(
     assert report["expectations"]["expected_failures"] == ["KIND-REJECTED"]
 
 
+def test_a_listed_concurrency_failure_is_expected_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A failure seen only with several host threads is charged to CONCURRENCY-THREADS
+    # after the model has judged it: the expectations entry must still apply.
+    exp = _expectations(tmp_path, "CONCURRENCY-THREADS  writes lost with several threads\n")
+    d = tmp_path / "report"
+    rc, out, _ = _run(
+        capsys, "run", "--adapter", "acl_conformance.adapters.variants:variant",
+        "--adapter-option", "name=threads-lose-writes", "--requirement", "CONCURRENCY-THREADS",
+        "--expectations", str(exp), "--report-dir", str(d),
+    )  # fmt: skip
+    assert rc == 0, out[-3000:]
+    assert _row(_report(d), "CONCURRENCY-THREADS")["status"] == "xfail"
+
+
 def test_an_unexpected_pass_fails_the_gate_and_a_stale_entry_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -39,7 +39,11 @@ def test_threads_with_their_own_streams(harness: Harness, memory: str) -> None:
             assert h.observe(var) == ops.pattern(80 + k * ROUNDS + ROUNDS - 1, n)
         except ConformanceFailure as exc:
             errors.append(
-                exc.under("CONCURRENCY-THREADS", f"with {len(VARS)} host threads copying at once")
+                h.known(
+                    exc.under(
+                        "CONCURRENCY-THREADS", f"with {len(VARS)} host threads copying at once"
+                    )
+                )
             )
         except BaseException as exc:
             errors.append(exc)

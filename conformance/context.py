@@ -75,9 +75,7 @@ class Suite:
         if code != 0:
             self._close(adapter)
             raise RuntimeError(f"aclInit(NULL) on backend {self.adapter_name!r} returned {code}")
-        rc, version = self._bounded(
-            adapter, "aclsysGetVersionStr", lambda: adapter.get_version_str()
-        )
+        rc, version = self._bounded(adapter, "aclsysGetVersionStr", adapter.get_version_str)
         self.backend_version = (
             version if rc == 0 else f"unknown (aclsysGetVersionStr returned {rc})"
         )
@@ -194,14 +192,11 @@ class Suite:
         if adapter is None:
             return None
         problems = []
-        try:
-            self._bounded(adapter, "aclFinalize", adapter.finalize, closing=True)
-        except Exception as exc:
-            problems.append(str(exc) if isinstance(exc, BackendCrash) else repr(exc))
-        try:
-            self._close(adapter)
-        except Exception as exc:
-            problems.append(str(exc) if isinstance(exc, BackendCrash) else repr(exc))
+        for what, call in (("aclFinalize", adapter.finalize), ("close", adapter.close)):
+            try:
+                self._bounded(adapter, what, call, closing=True)
+            except Exception as exc:
+                problems.append(str(exc) if isinstance(exc, BackendCrash) else repr(exc))
         return "; ".join(problems) or None
 
 

@@ -14,10 +14,10 @@ A requirement's status is the worst of what its tests say of it:
 - a failure that one observation cannot pin on a single requirement (a rejected
   end-exact copy on the NULL stream breaks the bound or the default stream; a
   wrong answer with several host threads may or may not need the threads) names
-  the others it could be charged to (``also_explained_by``).  When one of those
-  failed on its own elsewhere in the run, the ambiguous test says ``unknown``
-  of its requirements, explained by that one, instead of charging a second
-  requirement with the same bug.
+  the others it could be charged to (``also_explained_by``).  When the one it
+  cites never failed clearly but one of the others did (elsewhere in the run,
+  with no other reading), the failure is charged to that other one, instead of
+  a second requirement failing for the same bug.
 
 Worst first: fail, crash, timeout, unknown, xfail, pass, not_supported (a
 requirement is not_supported only when none of its tests could run).  A
@@ -101,8 +101,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         mine = [
             t
             for t in tests
-            if rid in t["requirements"]
-            or (charged[id(t)] if id(t) in charged else t.get("failed_requirement")) == rid
+            if rid in t["requirements"] or charged.get(id(t), t.get("failed_requirement")) == rid
         ]
         said = [(t, s) for t in mine if (s := _says(t, rid, charged.get(id(t)))) is not None]
         status = _worst([s for _, s in said])

@@ -15,6 +15,7 @@ H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 DEFAULT = int(MemcpyKind.ACL_MEMCPY_DEFAULT)
 NULL = 0
+"""The NULL pointer or handle; as a stream, the default stream."""
 
 
 def symbol(h: Harness, name: str) -> int:
@@ -33,11 +34,12 @@ def to_symbol_async(
     count: int,
     offset: int = 0,
     kind: int = H2D,
-    stream: int = NULL,
+    stream: int | None = None,
     src_offset: int = 0,
     sym: int | None = None,
 ) -> Result:
-    """aclrtMemcpyToSymbolAsync(&var, src + src_offset, count, offset, kind, stream)."""
+    """aclrtMemcpyToSymbolAsync(&var, src + src_offset, count, offset, kind, stream);
+    ``stream`` None: any stream (the default one where the backend has it)."""
     address = src.at(src_offset) if isinstance(src, HostBuffer) else src
     return h.call(
         "memcpy_to_symbol_async",
@@ -46,7 +48,7 @@ def to_symbol_async(
         count=count,
         offset=offset,
         kind=kind,
-        stream=stream,
+        stream=h.any_stream() if stream is None else stream,
     )
 
 
@@ -99,7 +101,7 @@ def from_symbol_async(
     count: int,
     offset: int = 0,
     kind: int = D2H,
-    stream: int = NULL,
+    stream: int | None = None,
     dst_max: int | None = None,
 ) -> Result:
     """aclrtMemcpyFromSymbolAsync(dst, dstMax, &var, count, offset, kind, stream)."""
@@ -111,12 +113,12 @@ def from_symbol_async(
         count=count,
         offset=offset,
         kind=kind,
-        stream=stream,
+        stream=h.any_stream() if stream is None else stream,
     )
 
 
-def sync(h: Harness, stream: int = NULL) -> Result:
-    return h.call("synchronize_stream", stream=stream)
+def sync(h: Harness, stream: int | None = None) -> Result:
+    return h.call("synchronize_stream", stream=h.any_stream() if stream is None else stream)
 
 
 def sync_device(h: Harness) -> Result:

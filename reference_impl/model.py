@@ -536,7 +536,7 @@ class Model:
     def _do_RegisterHost(
         self, e: fx.RegisterHost, exp: Expectation, out: dict[str, Any]
     ) -> list[Violation]:
-        self.world.registered[e.address] = e.size
+        self.world.register(e.address, e.size)
         return []
 
     def _do_UnregisterHost(

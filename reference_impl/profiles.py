@@ -281,7 +281,7 @@ class Profile:
                         f"{target.name} belongs to device {target.device}, device {device} is current",
                         ACL_ERROR_RT_STREAM_CONTEXT,
                         MAY,
-                        MUST if pinned else MAY,
+                        MUST if pinned and not either else MAY,
                     )
                 )
         if sym is None or (is_async and target is None) or rng is None:
@@ -379,7 +379,7 @@ class Profile:
         self._undefined_memory(rng, "dst", checks)
         mode = "sync"
         if stream is not None and rng is not None and rng.known:
-            pinned, _either = self.pinned_path(rng)
+            pinned, either = self.pinned_path(rng)
             mode = "pinned" if pinned else "pageable"
             if self._foreign(target, device):
                 assert target is not None
@@ -389,7 +389,7 @@ class Profile:
                         f"{target.name} belongs to device {target.device}, device {device} is current",
                         ACL_ERROR_RT_STREAM_CONTEXT,
                         MAY,
-                        MUST if pinned else MAY,
+                        MUST if pinned and not either else MAY,
                     )
                 )
         if sym is None or (stream is not None and target is None) or rng is None:
@@ -815,8 +815,20 @@ class Profile:
             checks.append(
                 Check(req, f"ptr is not {HOST_REGISTER_ALIGNMENT}-byte aligned", None, MAY, MUST)
             )
-        if world.overlaps_registered(ptr, size):
+        overlapping = world.overlapping_registrations(ptr, size)
+        if any(not r.stale for r in overlapping):
             checks.append(Check(req, "the range overlaps a registered range", None, MAY, MUST))
+        elif overlapping:
+            checks.append(
+                Check(
+                    req,
+                    "the range overlaps a registration made on memory since freed (it may "
+                    "or may not have outlived the free)",
+                    None,
+                    MAY,
+                    MAY,
+                )
+            )
         if flag != ACL_HOST_REG_PINNED:
             checks.append(
                 Check(None, f"flag 0x{flag:x} is not ACL_HOST_REG_PINNED", None, MAY, MAY)
@@ -837,7 +849,8 @@ class Profile:
         if ptr == 0:
             checks.append(Check(req, "ptr is NULL", ACL_ERROR_INVALID_PARAM))
             return self.fold(checks, _impossible)
-        if ptr not in world.registered:
+        reg = world.registered.get(ptr)
+        if reg is None:
             checks.append(
                 Check(
                     req,
@@ -846,6 +859,17 @@ class Profile:
                 )
             )
             return self.fold(checks, _impossible)
+        if reg.stale:
+            checks.append(
+                Check(
+                    req,
+                    "the registration was made on memory since freed (it may or may not have "
+                    "outlived the free)",
+                    ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED,
+                    MAY,
+                    MAY,
+                )
+            )
         return self.fold(
             checks,
             Alternative(
@@ -1063,8 +1087,11 @@ class CannProfile(Profile):
         )
 
     def pinned_path(self, rng: HostRange) -> tuple[bool, bool]:
-        # Only the start pointer decides (register_memory.cc:20-40).
-        return rng.start_pinned, False
+        # Only the start pointer decides (register_memory.cc:20-40); a registration made on
+        # memory since freed may or may not still hold.
+        if rng.start_pinned:
+            return True, False
+        return (True, True) if rng.start_stale else (False, False)
 
 
 class SpecProfile(Profile):
@@ -1106,7 +1133,7 @@ class SpecProfile(Profile):
     def pinned_path(self, rng: HostRange) -> tuple[bool, bool]:
         if rng.all_pinned:
             return True, False
-        if not rng.any_pinned:
+        if not rng.any_pinned and not rng.any_stale:
             return False, False
         # Partly page-locked: judged as pinned for memory (the weaker claim), and
         # the call may or may not wait.

@@ -84,6 +84,22 @@ class StreamArg(Enum):
     GARBAGE = "a handle that is not a stream"
 
 
+@dataclass(eq=False)
+class Registration:
+    """A range registered with aclrtHostRegister and not yet unregistered."""
+
+    address: int
+    size: int
+    stale: bool = False
+    """The memory it was made on has been freed.  Whether a registration outlives the
+    free and applies to what is allocated there next (CANN's process-global table does)
+    or dies with it, the text does not say: the model accepts either."""
+
+    @property
+    def end(self) -> int:
+        return self.address + self.size
+
+
 @dataclass(frozen=True)
 class HostRange:
     """What the model knows of a source or destination range of host memory."""
@@ -93,6 +109,9 @@ class HostRange:
     start_pinned: bool
     all_pinned: bool
     any_pinned: bool
+    start_stale: bool = False
+    """The start lies in a stale registration only: it may or may not be page-locked."""
+    any_stale: bool = False
 
     @property
     def known(self) -> bool:
@@ -110,8 +129,10 @@ class World:
         self._symbol_starts: list[int] = []
         self._buffer_starts: list[int] = []
         self.buffers: dict[int, HostBuffer] = {}
-        self.registered: dict[int, int] = {}
-        """Registered host ranges: start address -> size."""
+        """Every buffer by start address, the most recent one at each address (freed ones
+        too: a backend may hand a freed address out again)."""
+        self.registered: dict[int, Registration] = {}
+        """Registered host ranges by start address (stale ones too)."""
         self.streams: dict[int, Stream] = {}
         self.dead_streams: dict[int, Stream] = {}
         self.default_streams: dict[int, Stream] = {}
@@ -190,17 +211,31 @@ class World:
         old = self.buffers.get(address)
         if old is not None and old.alive:
             raise ValueError(f"host buffer at 0x{address:x} is already live ({old.name})")
-        rng = self.host_range(address, size)
-        if rng.buffer is not None:
-            raise ValueError(f"host buffer {name} overlaps {rng.buffer.name}")
+        overlap = self._live_buffer_overlapping(address, size)
+        if overlap is not None:
+            raise ValueError(f"host buffer {name} overlaps {overlap.name}")
         buf = HostBuffer(address, size, name, pinned, bytearray(contents))
-        if old is None:
-            insort(self._buffer_starts, address)
+        insort(self._buffer_starts, address)
         self.buffers[address] = buf
         return buf
 
     def release_buffer(self, buf: HostBuffer) -> None:
+        """The buffer was freed: its address may be handed out again, and registrations
+        made on it become stale."""
         buf.alive = False
+        i = bisect_right(self._buffer_starts, buf.address) - 1
+        if i >= 0 and self._buffer_starts[i] == buf.address:
+            del self._buffer_starts[i]
+        for reg in self.registered.values():
+            if buf.address <= reg.address < buf.end:
+                reg.stale = True
+
+    def _live_buffer_overlapping(self, address: int, size: int) -> HostBuffer | None:
+        i = bisect_right(self._buffer_starts, address + max(size, 1) - 1) - 1
+        if i < 0:
+            return None
+        buf = self.buffers[self._buffer_starts[i]]
+        return buf if buf.end > address else None
 
     def host_range(self, address: int, count: int) -> HostRange:
         """What [address, address + count) is: inside which live buffer, pinned or not."""
@@ -210,21 +245,30 @@ class World:
             return HostRange(None, 0, False, False, False)
         if buf.pinned:
             return HostRange(buf, address - buf.address, True, True, True)
-        start = self._registered_range(address)
-        whole = start is not None and address + count <= start[0] + start[1]
-        anyp = start is not None or any(
-            a < address + count and address < a + n for a, n in self.registered.items()
+        end = address + count
+        live = [r for r in self.registered.values() if not r.stale]
+        stale = [r for r in self.registered.values() if r.stale]
+        start = next((r for r in live if r.address <= address < r.end), None)
+        return HostRange(
+            buf,
+            address - buf.address,
+            start_pinned=start is not None,
+            all_pinned=start is not None and end <= start.end,
+            any_pinned=any(r.address < end and address < r.end for r in live),
+            start_stale=start is None and any(r.address <= address < r.end for r in stale),
+            any_stale=any(r.address < end and address < r.end for r in stale),
         )
-        return HostRange(buf, address - buf.address, start is not None, whole, anyp)
 
-    def _registered_range(self, address: int) -> tuple[int, int] | None:
-        for a, n in self.registered.items():
-            if a <= address < a + n:
-                return a, n
-        return None
+    def overlapping_registrations(self, address: int, size: int) -> list[Registration]:
+        return [
+            r for r in self.registered.values() if r.address < address + size and address < r.end
+        ]
 
-    def overlaps_registered(self, address: int, size: int) -> bool:
-        return any(a < address + size and address < a + n for a, n in self.registered.items())
+    def register(self, address: int, size: int) -> None:
+        """A registration succeeded: stale ones it overlaps are gone in the backend."""
+        for r in self.overlapping_registrations(address, size):
+            del self.registered[r.address]
+        self.registered[address] = Registration(address, size)
 
     # -- streams and events -----------------------------------------------
     def default_stream(self, device: int) -> Stream:

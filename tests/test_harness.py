@@ -204,3 +204,36 @@ def test_an_adapters_own_call_timeout_is_a_timeout() -> None:
     assert h.poisoned
     h.close()
     h.adapter.close()
+
+
+def test_a_call_that_legally_waits_for_another_streams_gate_is_released_and_judged() -> None:
+    """A pageable copy that waits for every stream of its device (slower than it must be,
+    and legal): the suite opens its gates after a while and judges the call knowing that."""
+    h = harness(Simulator(pageable_waits="device"), profile="spec")
+    try:
+        held, other = h.stream(), h.stream()
+        g = h.gate(held)
+        src = h.pageable(16, ops.pattern(3, 16))
+        t0 = time.monotonic()
+        r = ops.to_symbol_async(h, "g_arr256", src, count=16, stream=other)
+        assert r.ok and g in r.gates_open  # released, not timed out
+        assert time.monotonic() - t0 < 5
+        assert h.observe("g_arr256")[:16] == ops.pattern(3, 16)
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+def test_a_gate_is_not_released_under_a_call_that_returns_in_time() -> None:
+    h = harness(Simulator(), profile="spec")
+    try:
+        held, other = h.stream(), h.stream()
+        g = h.gate(held)
+        src = h.pageable(16, ops.pattern(4, 16))
+        r = ops.to_symbol_async(h, "g_arr256", src, count=16, stream=other)
+        assert r.ok and g not in r.gates_open
+        time.sleep(0.4)
+        assert not h.gate_is_open(g)
+    finally:
+        h.close()
+        h.adapter.close()

@@ -118,6 +118,46 @@ def test_registered_memory_acts_pinned_until_unregistered(w: W) -> None:
     assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:16])) == set()
 
 
+def _reuse_registered_address(w: W) -> None:
+    """Register a page, free its memory without unregistering, allocate again at the same
+    address (as malloc does)."""
+    w.ok("host_register", ptr=PAGEABLE, size=4096)
+    w.ok("free_pageable", ptr=PAGEABLE)
+    w.ok("malloc_pageable", size=4096, outputs={"ptr": PAGEABLE, "contents": PAGE[:4096]})
+
+
+def test_freed_address_reused_with_its_registration_outliving_the_free(w: W) -> None:
+    """As in CANN: the registration still applies to the new memory (the copy is pinned)."""
+    _reuse_registered_address(w)
+    assert copy(w, src=PAGEABLE, count=8) == []
+    assert observe(w, "g_arr256", init("g_arr256")) == set()  # pending, as a pinned copy may be
+    w.ok("synchronize_stream", stream=w.stream)
+    assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:8])) == set()
+    code = w.model.call("host_register", 507910, ptr=PAGEABLE, size=4096)
+    assert code == [], "the registration that outlived the free overlaps the new one"
+    assert w.model.call("host_unregister", 0, ptr=PAGEABLE) == []
+
+
+def test_freed_address_reused_with_its_registration_gone(w: W) -> None:
+    """A backend whose registration dies with the memory: the copy is pageable, complete at
+    return, and the old registration is not there to undo."""
+    _reuse_registered_address(w)
+    assert copy(w, src=PAGEABLE, count=8) == []
+    assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:8])) == set()
+    assert w.model.call("host_unregister", 507911, ptr=PAGEABLE) == []
+    w.ok("host_register", ptr=PAGEABLE, size=4096)
+    assert copy(w, src=PAGEABLE + 8, count=8, offset=8) == []
+    assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:8])) == set()  # pinned: pending
+
+
+def test_a_live_registration_still_decides(w: W) -> None:
+    """Reuse does not weaken what a live registration means."""
+    w.ok("host_register", ptr=PAGEABLE, size=4096)
+    again = w.model.call("host_register", 0, ptr=PAGEABLE, size=4096)
+    assert reqs(again) == ({"HOST-MEMORY-CALLS"} if w.model.profile.name == "cann" else set())
+    assert reqs(w.model.call("host_unregister", 507911, ptr=PAGEABLE)) == {"PINNED-REGISTERED"}
+
+
 # --- pageable ----------------------------------------------------------------
 def test_pageable_copy_is_complete_at_return(w: W) -> None:
     assert copy(w, src=PAGEABLE) == []

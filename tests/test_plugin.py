@@ -177,3 +177,26 @@ def test_capability_missing_is_not_supported(pytester: pytest.Pytester, in_suite
     result.stdout.fnmatch_lines(
         ["*not supported: the backend declares devices=2, the test needs devices=3*"]
     )
+
+
+def test_not_supported_from_the_test_body_is_not_supported_too(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    """A capability found missing in the body of a test (not only by its marker) makes the
+    test not_supported in the results, not a plain skip that would leave its requirement
+    unknown."""
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / "test_y.py").write_text(
+        "import pytest\n"
+        "from acl_conformance.conformance.results import NOT_SUPPORTED\n"
+        "@pytest.mark.requirement('STREAM-NULL-DEFAULT')\n"
+        "def test_body(harness):\n"
+        "    pytest.skip(f'{NOT_SUPPORTED}the backend declares no default stream')\n"
+        "@pytest.mark.requirement('STREAM-NULL-DEFAULT')\n"
+        "def test_other(harness):\n"
+        "    pytest.skip('does not apply')\n"
+    )
+    out = pytester.path / "results.json"
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite", "--acl-results", str(out))
+    statuses = {r["suite_id"]: r["status"] for r in json.loads(out.read_text())["results"]}
+    assert statuses == {"test_y.py::test_body": "not_supported", "test_y.py::test_other": "skipped"}

@@ -292,3 +292,31 @@ def test_freeing_a_pinned_source_while_its_copy_is_pending_does_not_crash(eager:
     sim.open_gate(g)
     assert bounded(sim, lambda: sim.synchronize_stream(0))[0] == 0
     assert len(read_var(sim, "g_u8")) == 1  # some byte; C would read freed memory
+
+
+def test_host_reuse_hands_freed_addresses_out_again() -> None:
+    """host_reuse (a legal variant): a freed range is handed out again, first fit, and a
+    registration never undone outlives the free (as CANN's process-global table does)."""
+    sim = Simulator(host_reuse=True)
+    try:
+        assert sim.set_device(0) == 0
+        code, a = sim.malloc_pageable(8192)
+        assert code == 0
+        assert sim.host_register(a, 4096) == 0
+        assert sim.free_pageable(a) == 0
+        code, b = sim.malloc_pageable(4096)
+        assert (code, b) == (0, a)
+        assert is_pinned_path(sim, b)  # the registration applies to the new memory
+        assert sim.host_register(b, 4096) == ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED
+        assert sim.host_unregister(b) == 0
+        assert not is_pinned_path(sim, b)
+        code, c = sim.malloc_pageable(100)  # what is left of the freed range, after b
+        assert code == 0 and c > b
+    finally:
+        sim.close()
+
+
+def test_addresses_are_never_reused_by_default(eager: Simulator) -> None:
+    _code, a = eager.malloc_pageable(64)
+    assert eager.free_pageable(a) == 0
+    assert eager.malloc_pageable(64)[1] != a

@@ -497,3 +497,47 @@ def test_failed_task_is_reported_once_at_sync(eager: Simulator) -> None:
     assert stream.enqueue(boom) is not None
     assert eager.synchronize_stream(0) == 507000
     assert eager.synchronize_stream(0) == 0
+
+
+@pytest.mark.parametrize("waits", ["device", "stream"])
+def test_pageable_waits_device_drains_every_stream_of_the_device(waits: str) -> None:
+    """pageable_waits=device (a legal variant): a pageable copy waits for another stream's
+    gate too; by default it waits for its own stream only."""
+    sim = Simulator(pageable_waits=waits)
+    try:
+        assert sim.set_device(0) == 0
+        other = new_stream(sim)
+        g = gate(sim, other)
+        src = host(sim, b"\x01\x02\x03\x04", "pageable")
+
+        def copy() -> int:
+            return sim.memcpy_to_symbol_async(sym(sim, "g_u32"), src, 4, 0, H2D, 0)
+
+        if waits == "device":
+            assert assert_blocks_until_opened(sim, g, copy) == 0
+        else:
+            assert bounded(sim, copy)[0] == 0
+            assert sim.open_gate(g) == 0
+        assert read_var(sim, "g_u32") == b"\x01\x02\x03\x04"
+    finally:
+        sim.close()
+
+
+@pytest.mark.parametrize("call", ["copy", "sync", "query", "gate"])
+def test_without_a_default_stream_null_is_rejected(call: str) -> None:
+    sim = Simulator(default_stream=False)
+    try:
+        assert not sim.capabilities().default_stream
+        assert sim.set_device(0) == 0
+        src = host(sim, b"\x01", "pageable")
+        code = {
+            "copy": lambda: sim.memcpy_to_symbol_async(sym(sim, "g_u8"), src, 1, 0, H2D, 0),
+            "sync": lambda: sim.synchronize_stream(0),
+            "query": lambda: sim.stream_query(0)[0],
+            "gate": lambda: sim.launch_gate(0)[0],
+        }[call]()
+        assert code == ACL_ERROR_INVALID_PARAM
+        s = new_stream(sim)
+        assert sim.memcpy_to_symbol_async(sym(sim, "g_u8"), src, 1, 0, H2D, s) == 0
+    finally:
+        sim.close()

@@ -1,10 +1,12 @@
 """The simulated host address space: buffers, page-locked memory and registrations.
 
-Every host buffer is a numpy byte array given a fake, never-reused address:
-buffers are 4096-byte aligned (which satisfies aclrtMallocHost's 64-byte
-alignment and lets the suite register pageable buffers with
-aclrtHostRegisterV2) and separated by at least one unmapped guard page, so a
-range running past the end of a buffer reaches no other buffer.
+Every host buffer is a numpy byte array given a fake address: buffers are
+4096-byte aligned (which satisfies aclrtMallocHost's 64-byte alignment and
+lets the suite register pageable buffers with aclrtHostRegisterV2) and
+separated by at least one unmapped guard page, so a range running past the end
+of a buffer reaches no other buffer.  By default an address is never handed
+out twice; with ``reuse`` a freed range is handed out again, first fit, as
+malloc and page-locked pools do.
 
 A buffer from ``malloc_host`` is page-locked ("pinned"); so is any range
 registered with ``register``.  Like CANN (register_memory.cc), whether a copy
@@ -86,13 +88,16 @@ class _Ranges:
 class HostMemory:
     """Allocations, registrations and byte access by address.  Thread-safe."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, reuse: bool = False) -> None:
         self._limit = limit
+        self._reuse = reuse
         self._lock = threading.Lock()
         self._next = HOST_BASE
         self._buffers: dict[int, HostBuffer] = {}
         self._starts: list[int] = []
         self._registered = _Ranges()
+        self._holes: list[tuple[int, int]] = []
+        """With ``reuse``: freed ranges (start, pages including the guard page), by start."""
 
     # -- allocation ----------------------------------------------------------
     def allocate(self, size: int, pinned: bool) -> int | None:
@@ -103,14 +108,28 @@ class HostMemory:
             data = np.zeros(size, dtype=np.uint8)
         except MemoryError:  # the host itself is out of memory: as malloc returning NULL
             return None
+        pages = -(-size // PAGE) + 1  # one unmapped guard page at least between buffers
         with self._lock:
-            address = self._next
-            # One unmapped guard page at least between buffers; addresses are never reused
-            # so that a freed pointer stays invalid.
-            self._next += (-(-size // PAGE) + 1) * PAGE
+            address = self._take_hole(pages) if self._reuse else None
+            if address is None:
+                # Without reuse a freed pointer stays invalid for good.
+                address = self._next
+                self._next += pages * PAGE
             self._buffers[address] = HostBuffer(address, size, pinned, data)
-            self._starts.append(address)  # addresses only grow: the list stays sorted
+            bisect.insort(self._starts, address)
         return address
+
+    def _take_hole(self, pages: int) -> int | None:
+        """The start of the first freed range of at least ``pages`` pages (what is left of
+        it stays free), or None."""
+        for i, (start, n) in enumerate(self._holes):
+            if n >= pages:
+                if n == pages:
+                    del self._holes[i]
+                else:
+                    self._holes[i] = (start + pages * PAGE, n - pages)
+                return start
+        return None
 
     def free(self, address: int, pinned: bool) -> bool:
         """Release the buffer that starts at ``address`` and is of this kind; False if none."""
@@ -120,6 +139,8 @@ class HostMemory:
                 return False
             del self._buffers[address]
             del self._starts[bisect.bisect_left(self._starts, address)]
+            if self._reuse:
+                bisect.insort(self._holes, (address, -(-buf.size // PAGE) + 1))
             # Registrations are a process-global table that free() does not touch (as in
             # CANN); the stale range simply matches no live buffer any more.
             return True

@@ -12,6 +12,11 @@ from .streams import SCHEDULES
 PINNED_READS = ("execute", "call")
 """When a pinned copy reads its source: when its task runs, or at the call (both legal)."""
 
+PAGEABLE_WAITS = ("stream", "device")
+"""What a pageable copy waits for before it copies: its own stream (CANN), or every
+stream of its device (slower, and legal: the text only says it returns once the copy
+is complete)."""
+
 
 @dataclass(frozen=True)
 class Options:
@@ -29,6 +34,11 @@ class Options:
     """Streams per device, the default stream included (CANN: 1984 on 950/A3/A2)."""
     host_limit: int = 1 << 32
     """The largest host allocation, in bytes; larger ones fail as out of memory."""
+    host_reuse: bool = False
+    """Hand freed host addresses out again (first fit), as malloc and pinned pools do."""
+    pageable_waits: str = "stream"
+    default_stream: bool = True
+    """False: the backend has no default stream; NULL is rejected wherever a stream goes."""
 
     def describe(self) -> str:
         """The options that change behaviour, as ``name=value`` pairs."""
@@ -39,6 +49,12 @@ class Options:
         ]
         if self.schedule == "random":
             parts.append(f"seed={self.seed}")
+        if self.host_reuse:
+            parts.append("host_reuse=1")
+        if self.pageable_waits != "stream":
+            parts.append(f"pageable_waits={self.pageable_waits}")
+        if not self.default_stream:
+            parts.append("default_stream=0")
         return ", ".join(parts)
 
 
@@ -59,6 +75,17 @@ def _float(name: str, value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         raise ValueError(f"simulator option {name}={value!r}: expected a number") from None
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    v = str(value).strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"simulator option {name}={value!r}: expected 1 or 0")
 
 
 def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
@@ -107,6 +134,11 @@ def parse(raw: Mapping[str, Any]) -> Options:
         extra_fixtures=_fixtures(raw.get("extra_fixtures", d.extra_fixtures)),
         max_streams=_int("max_streams", raw.get("max_streams", d.max_streams)),
         host_limit=_int("host_limit", raw.get("host_limit", d.host_limit)),
+        host_reuse=_bool("host_reuse", raw.get("host_reuse", d.host_reuse)),
+        pageable_waits=_choice(
+            "pageable_waits", raw.get("pageable_waits", d.pageable_waits), PAGEABLE_WAITS
+        ),
+        default_stream=_bool("default_stream", raw.get("default_stream", d.default_stream)),
     )
     if opts.devices < 1:
         raise ValueError(f"simulator option devices={opts.devices}: at least 1")

@@ -108,6 +108,9 @@ class Simulator(Adapter):
         extra_fixtures: Sequence[tuple[str, int]] | str = (),
         max_streams: int | str = 1984,
         host_limit: int | str = 1 << 32,
+        host_reuse: bool | str = False,
+        pageable_waits: str = "stream",
+        default_stream: bool | str = True,
     ) -> None:
         """Options may be given as values or as strings (see ``from_options``)."""
         self.options: Options = parse(
@@ -120,6 +123,9 @@ class Simulator(Adapter):
                 "extra_fixtures": extra_fixtures,
                 "max_streams": max_streams,
                 "host_limit": host_limit,
+                "host_reuse": host_reuse,
+                "pageable_waits": pageable_waits,
+                "default_stream": default_stream,
             }
         )
         opts = self.options
@@ -127,7 +133,7 @@ class Simulator(Adapter):
         self._symbols = SymbolTable(self.layout.variables)
         self._schedule = Schedule(opts.schedule, opts.seed, opts.max_delay_ms / 1000.0)
         self._snapshot_source = opts.pinned_read == "call"
-        self._host = HostMemory(opts.host_limit)
+        self._host = HostMemory(opts.host_limit, reuse=opts.host_reuse)
         self._lock = threading.Lock()
         self._objects: dict[int, Stream | Event] = {}
         self._gates: dict[int, Gate] = {}
@@ -156,7 +162,7 @@ class Simulator(Adapter):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             devices=self.options.devices,
-            default_stream=True,
+            default_stream=self.options.default_stream,
             events=True,
             host_register=True,
             gate=True,
@@ -220,12 +226,14 @@ class Simulator(Adapter):
     def _stream(self, stream: int) -> tuple[int, Stream | None, Context | None]:
         """Resolve a stream argument: (code, stream, this thread's context).
 
-        NULL is the current context's default stream (107002 without one); anything
-        that is not a live stream handle is 107017.
+        NULL is the current context's default stream (107002 without one; 100000 with
+        ``default_stream=0``); anything that is not a live stream handle is 107017.
         """
         handle = cabi.pointer(stream)
         ctx = self._devices.current()
         if handle == 0:
+            if not self.options.default_stream:
+                return ACL_ERROR_INVALID_PARAM, None, ctx
             if ctx is None:
                 return ACL_ERROR_RT_CONTEXT_NULL, None, None
             return ACL_SUCCESS, ctx.default_stream, ctx
@@ -248,6 +256,19 @@ class Simulator(Adapter):
         if stream.device != ctx.device:
             return ACL_ERROR_RT_STREAM_CONTEXT
         return ACL_SUCCESS
+
+    def _pageable_drain(self, stream: Stream) -> int:
+        """What a pageable copy waits for before copying: its stream, or with
+        ``pageable_waits=device`` every stream of the stream's device."""
+        if self.options.pageable_waits == "stream":
+            return self._wait_code(stream, stream.drain())
+        ctx = self._devices.context_of(stream.device)
+        with self._lock:
+            others = [] if ctx is None else [ctx.default_stream, *ctx.streams.values()]
+        code = ACL_SUCCESS
+        for s in [stream, *(o for o in others if o is not stream)]:
+            code = self._wait_code(s, s.drain()) or code
+        return code
 
     @staticmethod
     def _wait_code(stream: Stream, result: Wait) -> int:
@@ -700,7 +721,7 @@ class Simulator(Adapter):
             if strm.enqueue(_copy_task(dst, source)) is None:
                 return ACL_ERROR_RT_INVALID_HANDLE
             return ACL_SUCCESS
-        code = self._wait_code(strm, strm.drain())
+        code = self._pageable_drain(strm)
         if code:
             return code
         source = self._host.view(src_ptr, n)
@@ -790,7 +811,7 @@ class Simulator(Adapter):
             if strm.enqueue(_copy_task(target, source)) is None:
                 return ACL_ERROR_RT_INVALID_HANDLE
             return ACL_SUCCESS
-        code = self._wait_code(strm, strm.drain())
+        code = self._pageable_drain(strm)
         if code:
             return code
         target = self._host.view(dst_ptr, n)

@@ -95,6 +95,24 @@ CATALOGUE: tuple[Variant, ...] = (
         "pinned-read-at-call", "a page-locked copy reads its source at the call", pinned_read="call"
     ),
     _legal("one-device", "a single device (two-device tests are not supported)", devices=1),
+    _legal(
+        "host-reuse",
+        "host allocations reuse freed addresses (as malloc and pinned pools do), and a "
+        "registration never undone outlives the free and applies to what is allocated there next",
+        host_reuse=True,
+    ),
+    _legal(
+        "pageable-waits-device",
+        "a pageable copy waits for every stream of its device before copying (slower than it "
+        "must be: the text only says it returns once the copy is complete)",
+        pageable_waits="device",
+    ),
+    _legal(
+        "no-default-stream",
+        "no default stream: the capability is declared off and NULL is rejected wherever a "
+        "stream goes (its requirements are not supported)",
+        default_stream=False,
+    ),
     Variant(
         "generic-error-codes",
         (m.GenericErrorCodes.__doc__ or "").strip().replace("\n", " "),

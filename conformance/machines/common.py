@@ -41,6 +41,11 @@ class HarnessMachine(RuleBasedStateMachine):
         return ops.pattern(self.tag, n)
 
     # -- blocking calls ---------------------------------------------------------
+    def s(self, handle: int) -> int:
+        """A drawn stream handle as the backend can take it: NULL stands for any stream
+        when the backend declares no default stream."""
+        return self.h.any_stream() if handle == ops.NULL else handle
+
     def blocked(self, handle: int | None) -> bool:
         """Would a call that waits for ``handle`` (None: the device) block on a closed gate?"""
         m = self.h.model

@@ -59,13 +59,13 @@ class MultiDeviceMachine(HarnessMachine):
         count = data.draw(st.integers(1, n), label="count")
         offset = data.draw(st.integers(0, n - count), label="offset")
         self.h.write(buf, 0, self.unique(count))
-        handle = ops.NULL if stream is None else stream.handle
+        handle = self.s(ops.NULL) if stream is None else stream.handle
         ops.to_symbol_async(self.h, var, buf, count=count, offset=offset, stream=handle)
 
     @rule(stream=st.one_of(st.none(), streams))
     def synchronize(self, stream: StreamRef | None) -> None:
         if stream is None:
-            ops.sync(self.h, ops.NULL)
+            ops.sync(self.h)
         else:
             with self.h.on_device(stream.device):
                 ops.sync(self.h, stream.handle)

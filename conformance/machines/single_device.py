@@ -120,6 +120,7 @@ class SingleDeviceMachine(HarnessMachine):
     def copy(
         self, stream: int, var: str, buf: HostBuffer, kind: int, fresh: bool, data: st.DataObject
     ) -> None:
+        stream = self.s(stream)
         count, offset, src_off = self._copy_args(var, buf, data)
         if fresh:
             self.h.write(buf, src_off, self.unique(count))
@@ -146,6 +147,7 @@ class SingleDeviceMachine(HarnessMachine):
     def invalid_copy(
         self, stream: int, var: str, buf: HostBuffer, defect: str, data: st.DataObject
     ) -> None:
+        stream = self.s(stream)
         count, offset, src_off = self._copy_args(var, buf, data)
         n = ops.size(self.h, var)
         args = dict(
@@ -197,6 +199,7 @@ class SingleDeviceMachine(HarnessMachine):
     # -- synchronisation -------------------------------------------------------------
     @rule(stream=st.one_of(st.just(ops.NULL), streams))
     def synchronize(self, stream: int) -> None:
+        stream = self.s(stream)
         self.before_wait(stream)
         ops.sync(self.h, stream)
 
@@ -215,7 +218,7 @@ class SingleDeviceMachine(HarnessMachine):
 
     @rule(stream=st.one_of(st.just(ops.NULL), streams))
     def query(self, stream: int) -> None:
-        self.h.call("stream_query", stream=stream)
+        self.h.call("stream_query", stream=self.s(stream))
 
     # -- events and gates -----------------------------------------------------------
     @precondition(lambda self: self.h.caps.events)
@@ -225,11 +228,11 @@ class SingleDeviceMachine(HarnessMachine):
 
     @rule(event=events, stream=st.one_of(st.just(ops.NULL), streams))
     def record(self, event: int, stream: int) -> None:
-        ops.record(self.h, event, stream)
+        ops.record(self.h, event, self.s(stream))
 
     @rule(stream=st.one_of(st.just(ops.NULL), streams), event=events)
     def wait(self, stream: int, event: int) -> None:
-        ops.wait(self.h, stream, event)
+        ops.wait(self.h, self.s(stream), event)
 
     @rule(event=events)
     def synchronize_event(self, event: int) -> None:
@@ -248,7 +251,7 @@ class SingleDeviceMachine(HarnessMachine):
     @rule(target=gates, stream=st.one_of(st.just(ops.NULL), streams))
     def close_gate(self, stream: int) -> int:
         self.gates_made += 1
-        return self.h.gate(stream)
+        return self.h.gate(self.s(stream))
 
     @rule(gate=consumes(gates))
     def open_gate(self, gate: int) -> None:
@@ -268,6 +271,7 @@ class SingleDeviceMachine(HarnessMachine):
     )
     def read_async(self, stream: int, var: str, pinned: bool) -> None:
         """aclrtMemcpyFromSymbolAsync into memory of its own; judged once a sync covers it."""
+        stream = self.s(stream)
         self.read_buffers += 1
         n = ops.size(self.h, var)
         dst = self.h.pinned(n) if pinned else self.h.pageable(n)

@@ -98,7 +98,7 @@ def test_count_zero(harness: Harness, case: str) -> None:
         count=0,
         offset=0,
         kind=ops.H2D,
-        stream=ops.NULL,
+        stream=h.any_stream(),
     )
     if case == "NULL symbol":
         args["symbol"] = 0

@@ -6,6 +6,7 @@ import pytest
 
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.results import NOT_SUPPORTED
 
 VAR = "g_arr256"
 
@@ -15,7 +16,7 @@ VAR = "g_arr256"
 def test_later_copy_wins(harness: Harness, gated: bool) -> None:
     h = harness
     if gated and not h.caps.gate:
-        pytest.skip("not supported: no gate")
+        pytest.skip(f"{NOT_SUPPORTED}the backend declares no stream gate")
     a, b = h.pinned(64, ops.pattern(50, 64)), h.pinned(64, ops.pattern(51, 64))
     s = h.stream()
     g = h.gate(s) if gated else None
@@ -78,6 +79,7 @@ def test_wait_for_an_unrecorded_event_orders_nothing(harness: Harness) -> None:
 
 
 @pytest.mark.requirement("STREAM-NULL-DEFAULT")
+@pytest.mark.needs(default_stream=True)
 @pytest.mark.parametrize("memory", ["pinned", "pageable"])
 def test_null_stream_is_the_default_stream(harness: Harness, memory: str) -> None:
     h = harness

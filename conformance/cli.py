@@ -102,6 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         mode=args.mode,
         call_timeout=args.call_timeout,
         requirements=list(args.requirement),
+        no_shrink=bool(args.no_shrink),
         given=set(getattr(args, "given", set())),
     )
     return runner.run(opts, list(args.argv))
@@ -199,8 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run the suite against a backend and write the reports",
         description="Run the conformance suite against a backend (default: the bundled "
-        "simulator); write report.json, report.md, report.html and junit.xml; exit 0 when "
-        "conformant, 1 when not, 2 on a usage or set-up error.",
+        "simulator); write report.json, report.md, report.html and junit.xml.  Exit status: "
+        "in ci mode the gate's (0: nothing changed against the expectations file), in "
+        "conformance mode the verdict's (0: conformant); 1 otherwise, 2 on a usage or set-up "
+        "error.",
     )
     p_run.add_argument("--adapter", default="sim", action=_Given, help="backend (default sim)")
     p_run.add_argument(
@@ -234,6 +237,15 @@ def build_parser() -> argparse.ArgumentParser:
         action=_Given,
         metavar="ID",
         help="run and report only the tests of this requirement (repeatable; ci mode)",
+    )
+    p_run.add_argument(
+        "--no-shrink",
+        action=_Given,
+        nargs=0,
+        const=True,
+        default=False,
+        help="report each failure as first found, without shrinking it (faster, longer "
+        "counterexamples)",
     )
     p_run.set_defaults(func=cmd_run)
 

@@ -7,6 +7,7 @@ clause tests reach it through fixtures, state machines through ``current()``
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import threading
@@ -17,9 +18,11 @@ from typing import Any, TypeVar
 
 from acl_conformance.adapters.base import Adapter, Traced
 from acl_conformance.adapters.registry import resolve
+from acl_conformance.reference_impl.evidence import Evidence
 
-from .failure import BackendCrash, BackendTimeout
+from .failure import BackendCrash, BackendTimeout, Declined
 from .harness import Harness
+from .runstate import RunState
 
 T = TypeVar("T")
 
@@ -57,6 +60,13 @@ class Suite:
     restarts: int = 0
     expected: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Requirement -> (expectations entry, its description): failures citing it are expected."""
+    run: RunState | None = None
+    """What the run's tests share (failed requirements, failure owners)."""
+    masks: frozenset[str] = frozenset()
+    """The requirements masked for the test running now (set by the plugin per attempt)."""
+    evidence: Evidence = field(default_factory=Evidence)
+    """The checks of the test running now (every harness it makes adds to it)."""
+    test_id: str = ""
     _sticky: tuple[str, BackendCrash] | None = None
     """(pytest test id, failure): the backend hung or crashed during that test, so every
     later harness the same test asks for fails the same way at once, without calling the
@@ -168,13 +178,24 @@ class Suite:
         if sticky is not None and sticky[0] == _current_test():
             raise copy.copy(sticky[1])
         adapter = self.new_adapter() if fresh else self.adapter()
-        h = Harness(adapter, self.profile, call_timeout=self.call_timeout)
+        h = Harness(
+            adapter,
+            self.profile,
+            call_timeout=self.call_timeout,
+            evidence=self.evidence,
+            masks=self.masks,
+            run=self.run,
+            test_id=self.test_id,
+        )
         h.expected = dict(self.expected)
         h.model.world.initialized = True  # the adapter was initialised (aclInit) once
         try:
             with h.setup():
                 h.call("set_device", device_id=0)
-            yield h
+            # One example of a Hypothesis test (``with suite.harness() as h``) stopped at a
+            # masked step: it checked what it could; the test goes on with the next.
+            with contextlib.suppress(Declined):
+                yield h
         finally:
             h.close()
             if h.poison_error is not None and _current_test():

@@ -10,6 +10,7 @@ backend failing to answer at all: reported as CRASH and TIMEOUT, not FAIL.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import unittest
 from dataclasses import asdict
@@ -124,6 +125,23 @@ class ConformanceFailure(AssertionError):
         )
         return ConformanceFailure([v, *self.violations[1:]], self._harness)
 
+    @property
+    def identity(self) -> str:
+        """What makes two failures the same one: the requirement and the ACL call that went
+        wrong (``KIND-REJECTED at aclrtMemcpyToSymbolAsync``)."""
+        first = self.violations[0] if self.violations else None
+        return f"{self.requirement or 'setup'} at {_c_function(first.call if first else '')}"
+
+    def retyped(self) -> ConformanceFailure:
+        """This failure as an instance of the class of its identity: distinct failures are
+        distinct exception types, so Hypothesis shrinks each apart and never slides from
+        one to another while shrinking."""
+        cls = failure_type(self.identity)
+        twin = cls.__new__(cls)
+        twin.__dict__.update(self.__dict__)
+        twin.args = self.args
+        return twin
+
     @classmethod
     def setup(cls, message: str, harness: Harness) -> ConformanceFailure:
         """A call the suite needs to set up a test failed: reported against no requirement."""
@@ -149,6 +167,31 @@ class ConformanceFailure(AssertionError):
         return "\n".join(lines)
 
 
+_CALL = re.compile(r"(?:#\d+\s+)?(?:\[thread \d+\]\s+)?([A-Za-z_][A-Za-z0-9_]*)\(")
+
+
+def _c_function(call: str) -> str:
+    m = _CALL.match(call.strip())
+    return m.group(1) if m else "a check of the test"
+
+
+_TYPES: dict[str, type[ConformanceFailure]] = {}
+
+
+def failure_type(identity: str) -> type[ConformanceFailure]:
+    """The exception class of one failure identity (made once per process)."""
+    cls = _TYPES.get(identity)
+    if cls is None:
+        name = "ConformanceFailure_" + re.sub(r"[^A-Za-z0-9]+", "_", identity).strip("_")
+        cls = _TYPES[identity] = type(name, (ConformanceFailure,), {"__module__": __name__})
+    return cls
+
+
+LAST: dict[str, BaseException] = {}
+"""The latest expected, known and declined stop of this process, by reason prefix: a skip
+raised inside a unittest TestCase (a state machine) reaches pytest as a plain skip with
+its reason, and the plugin finds the object here."""
+
 EXPECTED = "expected failure: "
 """How the reason of an expected failure starts (the plugin reports it as xfail)."""
 
@@ -163,6 +206,40 @@ class ExpectedFailure(unittest.SkipTest):
         self.key = key
         first = str(failure).splitlines()[0] if str(failure) else ""
         super().__init__(f"{EXPECTED}{describe} -- {first}")
+        LAST[EXPECTED] = self
+
+
+KNOWN = "known failure: "
+"""How the reason of a known failure starts (one found, and shrunk, by another test)."""
+
+
+class KnownFailure(unittest.SkipTest):
+    """A failure whose identity another test of the run already found (and shrinks): this
+    test stops here, without shrinking it again, and cites that test's counterexample."""
+
+    def __init__(self, failure: ConformanceFailure, owner: str) -> None:
+        self.failure = failure
+        self.owner = owner
+        first = str(failure).splitlines()[0] if str(failure) else ""
+        super().__init__(f"{KNOWN}{failure.identity}, as in {owner} -- {first}")
+        LAST[KNOWN] = self
+
+
+DECLINED = "declined: "
+"""How the reason of a declined test starts."""
+
+
+class Declined(unittest.SkipTest):
+    """A step the test did not take, or could not go past, because it puts at stake a
+    requirement that is masked (known to fail in this run, or listed as an expected
+    failure): the test ends there, having said nothing of what it would have gone on to
+    check.  Machines catch it and go on with their next step."""
+
+    def __init__(self, requirement: str, call: str, why: str) -> None:
+        self.requirement = requirement
+        self.call = call
+        super().__init__(f"{DECLINED}{requirement} is masked; {why}: {call}")
+        LAST[DECLINED] = self
 
 
 class BackendCrash(Exception):

@@ -44,8 +44,17 @@ from acl_conformance.reference_impl.constants import (
     MemcpyKind,
     error_name,
 )
+from acl_conformance.reference_impl.evidence import Evidence
 
-from .failure import BackendCrash, BackendTimeout, ConformanceFailure, ExpectedFailure
+from .failure import (
+    BackendCrash,
+    BackendTimeout,
+    ConformanceFailure,
+    Declined,
+    ExpectedFailure,
+    KnownFailure,
+)
+from .runstate import RunState
 
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 RELEASE_AFTER = 0.25
@@ -173,10 +182,21 @@ class Harness:
         *,
         call_timeout: float = 60.0,
         model_capabilities: ModelCapabilities | None = None,
+        evidence: Evidence | None = None,
+        masks: frozenset[str] = frozenset(),
+        run: RunState | None = None,
+        test_id: str = "",
     ) -> None:
         self.adapter = adapter if isinstance(adapter, Traced) else Traced(adapter)
         self.profile = profile
         self.caps = self.adapter.capabilities()
+        self.run = run
+        """The run's shared state (failed requirements, failure owners), if any."""
+        self.test_id = test_id
+        self._unclassified = threading.local()
+        self.continue_past_masked = False
+        """What a violation of a masked requirement does: a clause test ends there
+        (Declined); a machine, which checks many things, sets it aside and goes on."""
         self.fixtures: dict[str, FixtureVariable] = {f.name: f for f in self.adapter.fixtures()}
         self.model = Model(
             profile,
@@ -188,7 +208,9 @@ class Harness:
                 host_register=self.caps.host_register,
                 gate=self.caps.gate,
             ),
+            evidence,
         )
+        self.model.masks = frozenset(masks)
         for f in self.fixtures.values():
             self.model.add_symbol(f.name, f.address, f.size)
         self.call_timeout = call_timeout
@@ -244,6 +266,8 @@ class Harness:
         """Make ``name(**args)`` on the backend and check it against the model."""
         _check_c_ranges(name, args)
         thread = self.thread_no()
+        if self.model.masks:
+            self._decline_if_masked(name, thread, args)
         if name in _SYMBOL_CALLS and args.get("count"):
             self._ensure_known(thread, args.get("symbol", 0))
         result = self._raw(name, thread, args, render_call(name, args, self.model.world.name_of))
@@ -268,12 +292,31 @@ class Harness:
                 self.setup_labels.add(exp.label)
             violations = exp.settle(result.code, **outputs)
             violations += self._check_ready_reads(thread)
+            set_aside, self.model.set_aside = self.model.set_aside, []
         if name == "launch_gate" and result.ok:
             self.gates.append(int(result.outputs["gate"]))
         self._remember(name, args, result)
         if violations:
             raise self.failure(violations)
+        if set_aside and not self.continue_past_masked:
+            v = set_aside[0]
+            masked = next(r for r in (v.requirement, *v.also) if r in self.model.masks)
+            raise Declined(masked, v.call or exp.label, "the backend broke it here again")
         return result
+
+    def _decline_if_masked(self, name: str, thread: int, args: dict[str, Any]) -> None:
+        """Do not make a call that must be rejected for a masked reason: a backend known to
+        get that wrong may accept it and do what the model cannot follow."""
+        with self._lock:
+            masked = self.model.masked_stake(self.model.preview(name, thread, **args))
+        if masked is not None:
+            self.model.evidence.declined[masked] += 1
+            label = render_call(name, args, self.model.world.name_of)
+            raise Declined(masked, label, "the call must be rejected for that reason")
+
+    def passed(self, *requirements: str) -> None:
+        """A check the test made itself (a timing it measured, an answer it compared)."""
+        self.model.evidence.check(*requirements)
 
     def _raw(self, name: str, thread: int, args: dict[str, Any], label: str) -> Result:
         if self.poisoned:
@@ -587,19 +630,47 @@ class Harness:
             [Violation(requirement, message, call=call, allowed=allowed, observed=observed)]
         )
 
-    def failure(self, violations: list[Violation]) -> ConformanceFailure | ExpectedFailure:
-        """The exception for ``violations``: an expected failure when the expectations
-        file lists the requirement it cites."""
-        return self.known(ConformanceFailure(violations, self))
+    def failure(self, violations: list[Violation]) -> BaseException:
+        """The exception for ``violations`` (see ``classify``); a plain ConformanceFailure
+        in a thread that classifies its failures itself (see ``unclassified``)."""
+        f = ConformanceFailure(violations, self)
+        return f if getattr(self._unclassified, "on", False) else self.classify(f)
 
-    def known(self, f: ConformanceFailure) -> ConformanceFailure | ExpectedFailure:
-        """``f``, or the expected failure it is when the expectations file lists a
-        requirement it cites or could equally be charged to."""
-        for requirement in (f.requirement, *f.also):
-            entry = self.expected.get(requirement or "")
+    @contextmanager
+    def unclassified(self) -> Iterator[None]:
+        """Failures raised in this thread inside the block are plain ConformanceFailures:
+        the caller decides what they are (a wrong answer with several host threads at once
+        is charged to CONCURRENCY-THREADS, and only then classified)."""
+        self._unclassified.on = True
+        try:
+            yield
+        finally:
+            self._unclassified.on = False
+
+    def classify(self, f: ConformanceFailure) -> BaseException:
+        """What failure ``f`` is for this test, by the requirements it cites or could
+        equally be charged to: Declined when one is masked (the test ends, having said
+        nothing more); an expected failure when the expectations file lists one; a known
+        failure when another test of the run found the same one first; else a failure
+        of its own, an exception type per identity (requirement and call)."""
+        cited = [r for r in (f.requirement, *f.also) if r]
+        masked = next((r for r in cited if r in self.model.masks), None)
+        if masked is not None:
+            self.model.evidence.set_aside[masked] += 1
+            first = f.violations[0] if f.violations else None
+            return Declined(masked, first.call if first else "", "the backend broke it here")
+        for requirement in cited:
+            entry = self.expected.get(requirement)
             if entry is not None:
                 return ExpectedFailure(f, *entry)
-        return f
+        if f.setup_error is not None or f.requirement is None:
+            return f
+        if self.run is not None:
+            owner = self.run.claim(f.identity, self.test_id)
+            self.run.mark_failed(f.requirement)
+            if owner != self.test_id:
+                return KnownFailure(f, owner)
+        return f.retyped()
 
     def _open_raw(self, gate: int) -> None:
         # From the timer thread.  Marked open *before* the backend opens it, so a call

@@ -37,11 +37,24 @@ import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES, for_profile
+from acl_conformance.reference_impl.evidence import Evidence
 
-from . import context, results, settings
+from . import attempts, context, results, settings
 from .expectations import Expectations, ExpectationsError
-from .failure import EXPECTED, BackendCrash, BackendTimeout, ConformanceFailure
+from .failure import (
+    DECLINED,
+    EXPECTED,
+    KNOWN,
+    LAST,
+    BackendCrash,
+    BackendTimeout,
+    ConformanceFailure,
+    Declined,
+    ExpectedFailure,
+    KnownFailure,
+)
 from .harness import Harness
+from .runstate import RunState
 from .trace import TRACE_FORMAT
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
@@ -118,6 +131,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write every suite test's result as JSON",
     )
     g.addoption(
+        "--acl-no-shrink",
+        action="store_true",
+        default=False,
+        help="report the first failing sequence as found, without shrinking it",
+    )
+    g.addoption(
         "--acl-stop-on",
         default=None,
         metavar="ID",
@@ -156,6 +175,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     context.install(suite)
     config.stash[_SUITE] = suite
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get("acl_run_dir"):
+        suite.run = RunState(workerinput["acl_run_dir"])
+    else:
+        # The controller (or a run without workers) owns the run's shared state.
+        suite.run = RunState.create()
+        config.stash[_OWN_RUN] = suite.run
+    config.pluginmanager.register(_XdistHooks(suite.run), "acl-conformance-xdist")
     path = config.getoption("acl_expectations")
     try:
         config.stash[_EXPECT] = Expectations.load(path) if path else Expectations.empty()
@@ -164,14 +191,36 @@ def pytest_configure(config: pytest.Config) -> None:
     suite.expected = {
         rid: (e.key, e.describe()) for rid, e in config.stash[_EXPECT].requirements().items()
     }
-    settings.register(config.getoption("acl_examples"))
+    settings.register(config.getoption("acl_examples"), config.getoption("acl_no_shrink"))
     if _suite_requested(config):
         # Now, before the suite's modules are imported: a state machine's TestCase
         # takes its settings when the class is built.
-        settings.load(config.getoption("acl_hypothesis_profile"), config.getoption("acl_examples"))
+        _load_settings(config)
+
+
+def _load_settings(config: pytest.Config) -> None:
+    settings.load(
+        config.getoption("acl_hypothesis_profile"),
+        config.getoption("acl_examples"),
+        config.getoption("acl_no_shrink"),
+    )
+
+
+class _XdistHooks:
+    """Hands the run's shared state to each pytest-xdist worker."""
+
+    def __init__(self, run: RunState) -> None:
+        self.run = run
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["acl_run_dir"] = str(self.run.dir)
 
 
 _SUITE = pytest.StashKey[context.Suite]()
+_OWN_RUN = pytest.StashKey[RunState]()
+_LISTED = pytest.StashKey[str]()
+"""On a test the expectations file lists by its id: the entry, described."""
 _EXPECT = pytest.StashKey[Expectations]()
 _ACTIVE = pytest.StashKey[bool]()
 
@@ -228,7 +277,7 @@ def pytest_collection_modifyitems(
     config.stash[_ACTIVE] = bool(suite_items)
     if not suite_items:
         return
-    settings.load(config.getoption("acl_hypothesis_profile"), config.getoption("acl_examples"))
+    _load_settings(config)
     profile = config.getoption("acl_profile")
     errors = []
     covered: set[str] = set()
@@ -276,10 +325,10 @@ def pytest_collection_modifyitems(
         entry = expectations.match(suite_id(item))
         if entry is not None:
             # Run, not skipped: a listed test that passes is an unexpected pass (the entry
-            # is stale), which only running can tell.  Strict, so that pytest reports it
-            # as a failure; run without shrinking (see _expected_without_shrinking).
-            item.add_marker(pytest.mark.xfail(reason=f"{EXPECTED}{entry.describe()}", strict=True))
+            # is stale), which only running can tell.  Whatever it fails on is expected
+            # (see the report hook); it runs without shrinking (_expected_without_shrinking).
             item.user_properties.append(("expected_failure", entry.key))
+            item.stash[_LISTED] = entry.describe()
         only = item.get_closest_marker("profile")
         if only is not None and profile not in only.args:
             item.add_marker(
@@ -387,12 +436,26 @@ def _expected_without_shrinking(item: pytest.Item) -> None:
 _BACKEND_SENT = pytest.StashKey[bool]()
 
 
+def _masks(item: pytest.Item, suite: context.Suite) -> frozenset[str]:
+    """What this attempt of the test masks: the requirements listed as expected failures
+    and those already failed in this run, unless the test carries them itself (checking
+    them is its job, and how a stale entry shows), and what its own earlier attempts
+    failed on."""
+    carried = set(_requirements_of(item))
+    known = set(suite.expected) | (suite.run.failed() if suite.run is not None else set())
+    return frozenset((known - carried) | item.stash.get(attempts.MASKS, frozenset()))
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if not _is_suite_item(item):
         return
     _seed_hypothesis(item)
     _expected_without_shrinking(item)
     config = item.config
+    suite = config.stash[_SUITE]
+    suite.masks = _masks(item, suite)
+    suite.evidence = Evidence()
+    suite.test_id = suite_id(item)
     if not config.stash.get(_BACKEND_SENT, False):
         # Once per process, on a test's reports: the backend's identity reaches the
         # results document even when the tests ran in pytest-xdist workers.
@@ -454,23 +517,77 @@ def pytest_runtest_makereport(
     report = yield
     if not _is_suite_item(item) or call.when != "call":
         return report
-    if report.skipped and not hasattr(report, "wasxfail"):
-        reason = results.skip_reason(report)
-        if reason.startswith(EXPECTED):
-            # A failure the expectations file lists by requirement (ExpectedFailure):
-            # reported as pytest reports an xfail.
-            report.wasxfail = reason
-            key = reason.removeprefix(EXPECTED).split(":", 1)[0]
-            report.user_properties.append(("expected_failure", key))
-            report.user_properties.append(("failed_requirement", key))
-            return report
-    exc = call.excinfo.value if call.excinfo is not None else None
-    failure = _unwrap(exc)
-    if failure is None:
+    suite = item.config.stash[_SUITE]
+    report.user_properties.append(("evidence", suite.evidence.to_json()))
+    report.user_properties.append(("masks", sorted(suite.masks)))
+    reason = results.skip_reason(report) if report.skipped else ""
+    expected: str | None = None
+    same_as: str | None = None
+    failure: BaseException | None
+    if reason.startswith(DECLINED):
+        report.user_properties.append(("acl_status", "declined"))
+        declined = LAST.get(DECLINED)
+        if isinstance(declined, Declined):
+            report.user_properties.append(("declined_by", declined.requirement))
         return report
-    reproduce = reproduce_command(item)
-    report.sections.append(("acl-conformance: reproduce", reproduce))
-    report.user_properties.append(("reproduce", reproduce.splitlines()[0]))
+    if reason.startswith(EXPECTED) and not hasattr(report, "wasxfail"):
+        # A failure the expectations file lists by requirement (ExpectedFailure):
+        # reported as pytest reports an xfail.
+        report.wasxfail = reason
+        exp = LAST.get(EXPECTED)
+        expected = exp.key if isinstance(exp, ExpectedFailure) else reason.removeprefix(EXPECTED)
+        failure = exp.failure if isinstance(exp, ExpectedFailure) else None
+        report.user_properties.append(("expected_failure", expected))
+    elif reason.startswith(KNOWN):
+        # The same failure as another test found (and shrinks): a failure of this test too.
+        known = LAST.get(KNOWN)
+        failure = known.failure if isinstance(known, KnownFailure) else None
+        same_as = known.owner if isinstance(known, KnownFailure) else None
+        report.outcome = "failed"
+        report.longrepr = reason
+    else:
+        failure = _unwrap(call.excinfo.value if call.excinfo is not None else None)
+    listed = item.stash.get(_LISTED, None)
+    if failure is None:
+        if listed is not None and report.failed and same_as is None:
+            # A listed test stopped by something that is not a judgement of the model.
+            report.outcome = "skipped"
+            report.wasxfail = f"{EXPECTED}{listed}"
+        elif listed is not None and report.passed and item.stash.get(attempts.ATTEMPT, 1) == 1:
+            # Listed as failing, and passed: the entry is stale.
+            report.outcome = "failed"
+            report.longrepr = f"[XPASS] {suite_id(item)} passed, but the expectations file lists it ({listed}): the entry is stale"
+            report.user_properties.append(("acl_status", "xpass"))
+        return report
+    if listed is not None and expected is None:
+        # A test the expectations file lists: whatever it fails on is expected.
+        expected = dict(item.user_properties).get("expected_failure")
+        report.outcome = "skipped"
+        report.wasxfail = f"{EXPECTED}{listed}"
+        report.longrepr = None
+    record = _failure_record(item, failure, expected, same_as)
+    report.user_properties.append(("acl_failure", record))
+    if expected is None:
+        report.user_properties.append(("acl_status", record["kind"]))
+    for key in ("reproduce", "calls", "call_count", "message", "trace_file"):
+        report.user_properties.append((key, record[key]))
+    if isinstance(failure, ConformanceFailure):
+        report.user_properties.append(("failed_requirement", failure.requirement or ""))
+        report.user_properties.append(("also_explained_by", " ".join(failure.also)))
+        report.user_properties.append(("allowed", record["allowed"]))
+        report.user_properties.append(("observed", record["observed"]))
+        stop_on = item.config.getoption("acl_stop_on")
+        if stop_on and failure.requirement == stop_on:
+            item.session.shouldstop = f"a failure cites {stop_on}"
+    if same_as is None:
+        report.sections.append(("acl-conformance: reproduce", reproduce_command(item)))
+    return report
+
+
+def _failure_record(
+    item: pytest.Item, failure: BaseException, expected: str | None, same_as: str | None
+) -> dict[str, Any]:
+    """One failure of one attempt of a test, as the results document keeps it."""
     kind = (
         "timeout"
         if isinstance(failure, BackendTimeout)
@@ -478,41 +595,63 @@ def pytest_runtest_makereport(
         if isinstance(failure, BackendCrash)
         else "fail"
     )
-    report.user_properties.append(("acl_status", kind))
-    if isinstance(failure, ConformanceFailure):
-        report.user_properties.append(("failed_requirement", failure.requirement or ""))
-        report.user_properties.append(("also_explained_by", " ".join(failure.also)))
-        if failure.violations:
-            report.user_properties.append(("allowed", failure.violations[0].allowed))
-            report.user_properties.append(("observed", failure.violations[0].observed))
-        stop_on = item.config.getoption("acl_stop_on")
-        if stop_on and failure.requirement == stop_on:
-            item.session.shouldstop = f"a failure cites {stop_on}"
-    history = getattr(failure, "history", [])
-    report.user_properties.append(("calls", "\n".join(history[-60:])))
-    report.user_properties.append(("call_count", len(history)))
-    report.user_properties.append(("message", str(failure)[:8000]))
+    history: list[str] = list(getattr(failure, "history", []))
+    first = (
+        failure.violations[0]
+        if isinstance(failure, ConformanceFailure) and failure.violations
+        else None
+    )
+    trace_file = None
+    if same_as is None:
+        trace_file = _write_trace(item, failure, kind)
+    return {
+        "requirement": getattr(failure, "requirement", None),
+        "also": list(getattr(failure, "also", ())),
+        "identity": failure.identity if isinstance(failure, ConformanceFailure) else None,
+        "kind": kind,
+        "expected": expected,
+        "same_as": same_as,
+        "calls": history[-60:],
+        "call_count": len(history),
+        "allowed": first.allowed if first is not None else None,
+        "observed": first.observed if first is not None else None,
+        "message": str(failure)[:8000],
+        "trace_file": trace_file,
+        "reproduce": reproduce_command(item).splitlines()[0],
+        "attempt": item.stash.get(attempts.ATTEMPT, 1),
+    }
+
+
+def _write_trace(item: pytest.Item, failure: BaseException, kind: str) -> str | None:
     trace_dir = item.config.getoption("acl_trace_dir")
-    if trace_dir:
-        path = Path(trace_dir) / (
-            re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:] + ".trace.json"
-        )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {
-            "format": TRACE_FORMAT,
-            "test": suite_id(item),
-            "adapter": item.config.getoption("acl_adapter"),
-            "profile": item.config.getoption("acl_profile"),
-            "status": kind,
-            "requirement": getattr(failure, "requirement", None),
-            "message": str(failure),
-            "adapter_options": _adapter_options(item.config),
-            **getattr(failure, "backend", {}),
-            "calls": [r.to_json() for r in getattr(failure, "trace", [])],
-        }
-        path.write_text(json.dumps(doc, indent=1))
-        report.user_properties.append(("trace_file", str(path)))
-    return report
+    if not trace_dir:
+        return None
+    attempt = item.stash.get(attempts.ATTEMPT, 1)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:]
+    path = Path(trace_dir) / (stem + (f"__attempt{attempt}" if attempt > 1 else "") + ".trace.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "format": TRACE_FORMAT,
+        "test": suite_id(item),
+        "adapter": item.config.getoption("acl_adapter"),
+        "profile": item.config.getoption("acl_profile"),
+        "status": kind,
+        "requirement": getattr(failure, "requirement", None),
+        "message": str(failure),
+        "adapter_options": _adapter_options(item.config),
+        **getattr(failure, "backend", {}),
+        "calls": [r.to_json() for r in getattr(failure, "trace", [])],
+    }
+    path.write_text(json.dumps(doc, indent=1))
+    return str(path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    if not _is_suite_item(item):
+        return None
+    attempts.run(item, nextitem)
+    return True
 
 
 _GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)

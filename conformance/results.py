@@ -15,7 +15,7 @@ import pytest
 
 from acl_conformance.reference_impl.catalogue import for_profile
 
-SCHEMA = "acl-conformance-results/1"
+SCHEMA = "acl-conformance-results/2"
 
 STATUSES = (
     "pass",
@@ -26,14 +26,19 @@ STATUSES = (
     "skipped",
     "xfail",
     "xpass",
+    "declined",
     "error",
 )
-"""A test's status.  ``fail``: the backend broke a requirement (``failed_requirement``
-says which); ``crash`` / ``timeout``: the backend died or hung; ``not_supported``: a
-capability the backend does not declare; ``skipped``: the test does not apply
-(another profile); ``xfail``: listed in the expectations file and still failing;
-``xpass``: listed but passing (the entry is stale); ``error``: the suite could not
-run the test (a set-up error, or a failure the suite cannot attribute)."""
+"""A test's status.  ``fail``: the backend broke a requirement (``failures`` say which);
+``crash`` / ``timeout``: the backend died or hung; ``not_supported``: a capability the
+backend does not declare; ``skipped``: the test does not apply (another profile);
+``xfail``: every failure it found is listed in the expectations file; ``xpass``: listed
+but passing (the entry is stale); ``declined``: it stopped before a step that puts a
+masked requirement at stake (known to fail in this run, or listed), having checked what
+it could; ``error``: the suite could not run the test (a set-up error)."""
+
+DONE = frozenset({"pass", "xpass", "declined", "not_supported", "skipped"})
+"""How a test's last attempt ends when the test has said all it could."""
 
 END_OF_RUN = "acl-conformance: at the end of the run: "
 """How the plugin says on stderr that releasing the backend went wrong (the command
@@ -52,10 +57,10 @@ def status_of(report: pytest.TestReport, props: dict[str, Any]) -> str | None:
         if report.skipped:
             if hasattr(report, "wasxfail"):
                 return "xfail"
+            if props.get("acl_status") == "declined":
+                return "declined"
             # A capability the backend lacks, found in the test body (a skip at any phase).
             return "not_supported" if skip_reason(report).startswith(NOT_SUPPORTED) else "skipped"
-        if "expected_failure" in props and "acl_status" not in props:
-            return "xpass"  # pytest's strict xfail turned a pass into a failure
         if "acl_status" not in props and "crashed while running" in str(report.longrepr):
             return "crash"  # pytest-xdist: the backend took the worker process down
         return str(props.get("acl_status", "error"))
@@ -85,6 +90,10 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
     message = props.get("message")
     if message is None and report.failed:
         message = str(report.longrepr)[:4000]
+    failures = props.get("failures")
+    if failures is None:
+        failures = [props["acl_failure"]] if isinstance(props.get("acl_failure"), dict) else []
+    last = props.get("last_status", status)
     return {
         "nodeid": report.nodeid,
         "suite_id": props.get("suite_id", report.nodeid.rsplit("/", 1)[-1]),
@@ -103,6 +112,12 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
         "trace_file": props.get("trace_file"),
         "reproduce": props.get("reproduce"),
         "duration_s": round(report.duration, 4),
+        "failures": failures,
+        "evidence": props.get("evidence") or {},
+        "masks": list(props.get("masks") or []),
+        "attempts": int(props.get("attempts") or 1),
+        "completed": last in DONE,
+        "declined_by": props.get("declined_by"),
     }
 
 

@@ -5,8 +5,10 @@ worker or more): a backend that kills its process takes a worker with it, and
 pytest-xdist reports that test and carries on with a fresh worker, so the run
 still finishes and says what happened.
 
-Exit status: 0 conformant, 1 not conformant, 2 a usage or set-up error (one
-line on stderr, no traceback).
+Exit status: in ``--mode ci`` the gate's (0: nothing changed against the
+expectations file, 1: something did); in ``--mode conformance`` the verdict's (0:
+conformant, 1: not conformant); 2 a usage or set-up error (one line on stderr, no
+traceback).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class RunOptions:
     call_timeout: float | None = None
     requirements: list[str] = field(default_factory=list)
     """Run only the tests of these requirements (and report only these)."""
+    no_shrink: bool = False
+    """Report each failure as first found, without shrinking it."""
     given: set[str] = field(default_factory=set)
     """The options given on the command line (a conformance run locks the others)."""
 
@@ -131,8 +135,6 @@ def pytest_command(opts: RunOptions) -> list[str]:
         str(d / "results.json"),
         "--acl-trace-dir",
         str(d / "traces"),
-        "--junitxml",
-        str(d / "junit.xml"),
         "-n",
         str(opts.jobs or default_jobs()),
         "--dist",
@@ -148,6 +150,8 @@ def pytest_command(opts: RunOptions) -> list[str]:
         cmd += ["--acl-call-timeout", str(opts.call_timeout)]
     for r in opts.requirements:
         cmd += ["--acl-requirement", r]
+    if opts.no_shrink:
+        cmd += ["--acl-no-shrink"]
     return cmd
 
 
@@ -220,13 +224,12 @@ STATUS_TEXT = {
 def summary_table(report: dict[str, Any]) -> str:
     rows = report["requirements"]
     width = max(len(r["id"]) for r in rows)
-    lines = [f"{'requirement':{width}}  level   status         tests passed"]
+    lines = [f"{'requirement':{width}}  level   status         checks  evidence"]
     lines.append("-" * len(lines[0]))
     for r in rows:
-        n_pass = sum(1 for t in r["tests"] if t["status"] == "pass")
         lines.append(
             f"{r['id']:{width}}  {r['level']:6}  {STATUS_TEXT[r['status']]:13}  "
-            f"{n_pass}/{len(r['tests'])}"
+            f"{r.get('checks', 0):>6}  {_evidence_note(r)}".rstrip()
         )
     s = report["summary"]
     lines.append("-" * len(lines[0]))
@@ -235,6 +238,55 @@ def summary_table(report: dict[str, Any]) -> str:
         + f", not supported {s['not_supported']}; {s['total']} requirements"
     )
     return "\n".join(lines)
+
+
+def _evidence_note(r: dict[str, Any]) -> str:
+    """The short form of what a row rests on, for the terminal."""
+    notes = []
+    if r.get("reason"):
+        notes.append(r["reason"])
+    o = r.get("outcomes")
+    if o and o["not_seen"]:
+        notes.append(f"never seen: {'; '.join(o['not_seen'])}")
+    e = r.get("expected_failure")
+    if e:
+        notes.append(f"expected: {e['key']}")
+    return "; ".join(notes)
+
+
+def masking_text(report: dict[str, Any]) -> str:
+    """One line per masked requirement: what masking took from the run (the reports say,
+    per requirement, how many of its tests ran with it masked)."""
+    return "\n".join(
+        f"masked: {m['requirement']} (listed, or known to fail): {m['tests']} tests ran with it "
+        f"masked, {m['declined']} steps declined, {m['set_aside']} violations of it set aside"
+        for m in report.get("masking") or []
+    )
+
+
+def answers_text(report: dict[str, Any], mode: str) -> str:
+    """The two answers, the one that sets the exit status first."""
+    t = report["execution_target"]
+    gate = report["gate"]
+    gate_lines = [f"gate: {gate['result'].upper()} (against the expectations file)"]
+    gate_lines += [f"  - {x}" for x in gate["reasons"]]
+    verdict_lines = [
+        f"verdict: {report['verdict_headline']} ({t['backend_version']}; profile {t['profile']}, "
+        f"mode {mode})"
+    ]
+    verdict_lines += [f"  - {x}" for x in report["verdict_reasons"]]
+    verdict_lines += [f"  - not met, does not decide: {x}" for x in report.get("advisories") or []]
+    first, second = (gate_lines, verdict_lines) if mode == "ci" else (verdict_lines, gate_lines)
+    if mode == "conformance" and not report["expectations"].get("file"):
+        second = []  # a conformance run has no expectations file: the gate says nothing more
+    return "\n".join(first + second)
+
+
+def exit_status(report: dict[str, Any], mode: str) -> int:
+    """ci mode follows the gate; conformance mode follows the verdict."""
+    if mode == "ci":
+        return 0 if report["gate"]["result"] == "pass" else 1
+    return 0 if report["verdict"] == "conformant" else 1
 
 
 def failures_text(report: dict[str, Any]) -> str:
@@ -269,7 +321,11 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     results = json.loads(results_path.read_text())
     report = reports.build(results, suite_info(), run_info(opts, argv))
     written = reports.write(report, opts.report_dir)
-    out.write("\n" + summary_table(report) + "\n\n")
+    out.write("\n" + summary_table(report) + "\n")
+    masking = masking_text(report)
+    if masking:
+        out.write(masking + "\n")
+    out.write("\n")
     text = failures_text(report)
     if text:
         out.write(text + "\n")
@@ -277,17 +333,9 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
         out.write(f"expectations: entry {key!r} matched no test that ran (stale, or a typo)\n")
     for p in report["expectations"]["unexpected_passes"]:
         out.write(f"expectations: unexpected pass of {p}: remove the entry\n")
-    t = report["execution_target"]
-    out.write(
-        f"verdict: {report['verdict'].upper()} ({t['backend_version']}; profile {t['profile']}, "
-        f"mode {opts.mode})\n"
-    )
-    for reason in report["verdict_reasons"]:
-        out.write(f"  - {reason}\n")
+    out.write(answers_text(report, opts.mode) + "\n")
     for line in stderr.splitlines():
         if line.startswith(results_doc.END_OF_RUN):  # the backend would not shut down cleanly
             out.write(line + "\n")
-    out.write(
-        "reports: " + ", ".join(str(p) for p in [*written, opts.report_dir / "junit.xml"]) + "\n"
-    )
-    return 0 if report["verdict"] == "conformant" else 1
+    out.write("reports: " + ", ".join(str(p) for p in written) + "\n")
+    return exit_status(report, opts.mode)

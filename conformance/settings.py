@@ -8,7 +8,7 @@ the blob printed so that a failure can be replayed exactly.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 PROFILE_NAMES = ("ci", "dev", "thorough")
 
@@ -47,15 +47,21 @@ def hypothesis_profile_name(name: str) -> str:
     return f"acl-conformance-{name}"
 
 
-def register(max_examples: int | None = None) -> None:
-    """Register the three profiles (``max_examples`` overrides each profile's count)."""
+NO_SHRINK = tuple(p for p in Phase if p is not Phase.shrink)
+
+
+def register(max_examples: int | None = None, no_shrink: bool = False) -> None:
+    """Register the three profiles (``max_examples`` overrides each profile's count;
+    ``no_shrink``: a failure is reported as found, unshrunk)."""
     for name, kw in _PROFILES.items():
         opts = dict(kw)
         if max_examples is not None:
             opts["max_examples"] = max_examples
+        if no_shrink:
+            opts["phases"] = NO_SHRINK
         settings.register_profile(hypothesis_profile_name(name), **opts)  # type: ignore[arg-type]
 
 
-def load(name: str, max_examples: int | None = None) -> None:
-    register(max_examples)
+def load(name: str, max_examples: int | None = None, no_shrink: bool = False) -> None:
+    register(max_examples, no_shrink)
     settings.load_profile(hypothesis_profile_name(name))

@@ -26,7 +26,7 @@ class CopyToSymbol:
     mode: str
     stream: Stream | None
     either_kind: bool = False
-    """The source is partly page-locked: the call may or may not wait (PINNED-START-POINTER)."""
+    """The source is partly page-locked, or may be (PINNED-START-POINTER is at stake)."""
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,24 @@ class VarMemory:
             self.initial = contents
             self._cands = [(INITIAL,)]
 
+    def resync(self, lo: int, observed: Bytes, is_done: Callable[[Write], bool]) -> None:
+        """What was read at [lo, lo + len(observed)) is the truth from now on: the initial
+        contents and every write known complete there give way to it; writes that may
+        still run stay candidates.  (For a read whose difference from the model is charged
+        to a requirement already known to fail.)"""
+        hi = lo + len(observed)
+        if lo >= hi:
+            return
+        if not self.initial.flags.writeable:
+            self.initial = self.initial.copy()
+        self.initial[lo:hi] = observed
+        i = self._split(lo)
+        j = self._split(hi)
+        for k in range(i, j):
+            pending = tuple(c for c in self._cands[k] if isinstance(c, Write) and not is_done(c))
+            self._cands[k] = (INITIAL, *pending)
+        self._merge(i, j)
+
     # -- judgement --------------------------------------------------------
     def check(
         self,

@@ -30,14 +30,30 @@ from .calls import CALLS, render_call
 from .constants import (
     ACL_SUCCESS,
     MALLOC_HOST_ALIGNMENT,
+    MemcpyKind,
     StreamStatus,
     error_name,
 )
+from .evidence import (
+    COMPLETE_EARLY,
+    EARLIER_LAST,
+    LATER_LAST,
+    PENDING,
+    QUERY_COMPLETE,
+    QUERY_NOT_READY,
+    SOURCE_AT_CALL,
+    SOURCE_CHANGED,
+    Evidence,
+)
 from .memory import INITIAL, Bytes, Candidate, Mismatch, VarMemory, Write
 from .order import Clock, Gate, Order, Queue, covers
-from .outcome import Outcome, Violation
+from .outcome import Alternative, Outcome, Violation
 from .profiles import Profile, get_profile
 from .state import Capabilities, HostBuffer, Symbol, World
+
+_SYMBOL_COPIES = frozenset(
+    {"memcpy_to_symbol_async", "memcpy_to_symbol", "memcpy_from_symbol", "memcpy_from_symbol_async"}
+)
 
 _SHOW = 32
 """Bytes shown of a value in a failure message."""
@@ -51,6 +67,10 @@ def _hex(data: bytes | Bytes | None) -> str:
     return (raw[:_SHOW].hex(" ") or "<empty>") + more
 
 
+Cause = tuple[str, str]
+"""Why tasks became known complete: (the requirement that promised it, the call)."""
+
+
 @dataclass(eq=False)
 class _WriteMeta:
     var: VarMemory
@@ -59,6 +79,9 @@ class _WriteMeta:
     source: HostBuffer | None
     source_offset: int
     issued_done: Clock
+    source_version: int = 0
+    done_by: Cause | None = None
+    """The call whose return made the write known complete, and what it promised."""
 
 
 @dataclass(eq=False)
@@ -127,10 +150,22 @@ class Model:
     """The model of what the spec allows, for one backend run."""
 
     def __init__(
-        self, profile: str | Profile = "spec", capabilities: Capabilities | None = None
+        self,
+        profile: str | Profile = "spec",
+        capabilities: Capabilities | None = None,
+        evidence: Evidence | None = None,
     ) -> None:
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
         self.caps = capabilities or Capabilities()
+        self.evidence = evidence if evidence is not None else Evidence()
+        """The checks made and the outcomes seen (may be shared by several models)."""
+        self.masks: frozenset[str] = frozenset()
+        """Requirements known to fail (in this run, or listed as expected failures): a
+        violation charged to one of them is set aside (``set_aside``) and, for a read,
+        the model takes the bytes read as the truth from then on, so that the other
+        requirements are still judged."""
+        self.set_aside: list[Violation] = []
+        """Violations of masked requirements since the caller last emptied the list."""
         self.order = Order()
         self.world = World(self.caps, self.order)
         self.memory: dict[tuple[int, str], VarMemory] = {}
@@ -145,6 +180,8 @@ class Model:
         self._gates: dict[int, Gate] = {}
         self._rejected: dict[tuple[int, str], deque[_Rejected]] = {}
         self._addresses: dict[tuple[int, str], int] = {}
+        self._reset: set[tuple[int, str]] = set()
+        """Variables whose contents a device reset made unspecified, not read since."""
         self._undefined: dict[int, np.ndarray] = {}
         """Per host buffer address: which bytes hold values the suite never wrote."""
         self.spell_out_reads = False
@@ -190,22 +227,100 @@ class Model:
         alt = exp.outcome.match(code)
         if code != ACL_SUCCESS and exp.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
             self._remember_rejected(exp)
+        self._hygiene(exp, code)
         if alt is None:
             primary = exp.outcome.primary
             spec = CALLS[exp.name]
-            return [
-                Violation(
-                    primary.requirement,
-                    f"{spec.c_name} returned {error_name(code)} ({code}), which the {self.profile.name} profile does not allow here",
-                    call=exp.label,
-                    allowed=exp.outcome.allowed_codes(),
-                    observed=f"{error_name(code)} ({code})",
-                    also=primary.also,
-                )
-            ]
+            return self._screen(
+                [
+                    Violation(
+                        primary.requirement,
+                        f"{spec.c_name} returned {error_name(code)} ({code}), which the {self.profile.name} profile does not allow here",
+                        call=exp.label,
+                        allowed=exp.outcome.allowed_codes(),
+                        observed=f"{error_name(code)} ({code})",
+                        also=primary.also,
+                    )
+                ]
+            )
+        self._count_match(exp, alt, code)
         if alt.effect is None:
             return []
-        return self._apply(alt.effect, exp, outputs)
+        return self._screen(self._apply(alt.effect, exp, outputs))
+
+    def preview(self, name: str, thread: int = 0, **args: Any) -> Outcome:
+        """What the profile would allow for this call now (nothing is recorded)."""
+        return self.profile.outcome(self.world, name, thread, args)
+
+    def masked_stake(self, outcome: Outcome) -> str | None:
+        """The masked requirement a call with this outcome puts at stake, if any: a call
+        that must be rejected for a reason that is masked (the backend is known to get it
+        wrong: it may accept the call and do something the model cannot follow)."""
+        if not self.masks or outcome.accepts_success():
+            return None
+        primary = outcome.primary
+        return next((r for r in (primary.requirement, *primary.also) if r in self.masks), None)
+
+    def _screen(self, violations: list[Violation]) -> list[Violation]:
+        """Set aside the violations of masked requirements."""
+        if not self.masks or not violations:
+            return violations
+        kept = []
+        for v in violations:
+            hit = next((r for r in (v.requirement, *v.also) if r in self.masks), None)
+            if hit is None:
+                kept.append(v)
+            else:
+                self.evidence.set_aside[hit] += 1
+                self.set_aside.append(v)
+        return kept
+
+    def _count_match(self, exp: Expectation, alt: Alternative, code: int) -> None:
+        """The checks a matched answer passed, and which way an open check went."""
+        ev = self.evidence
+        ev.check(alt.requirement, *alt.also)
+        if exp.name in _SYMBOL_COPIES:
+            ev.check("RETURN-CODES")
+        if code == ACL_SUCCESS:
+            kind = exp.args.get("kind")
+            if exp.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
+                if kind == MemcpyKind.ACL_MEMCPY_DEFAULT:
+                    ev.check("KIND-DEFAULT-HOST-SOURCE")
+            elif exp.name in ("memcpy_from_symbol", "memcpy_from_symbol_async") and kind:
+                ev.check("FROMSYMBOL-KINDS")
+        alts = exp.outcome.alternatives
+        if len(alts) > 1 and exp.outcome.accepts_success():
+            rejections = [a for a in alts if ACL_SUCCESS not in a.codes and a.requirement]
+            if alt in rejections:
+                assert alt.requirement is not None
+                ev.branch(alt.requirement, accepted=False)
+            elif code == ACL_SUCCESS:
+                for a in rejections:
+                    assert a.requirement is not None
+                    ev.check(a.requirement)
+                    ev.branch(a.requirement, accepted=True)
+
+    def _hygiene(self, exp: Expectation, code: int) -> None:
+        """After a rejected call on a stream, that the stream still behaves is checked."""
+        handle = exp.args.get("stream")
+        if handle is None or exp.name in ("destroy_stream", "launch_gate"):
+            return
+        stream = self.world.streams.get(int(handle)) if handle else None
+        if handle == 0 and self.caps.default_stream:
+            dev = self.world.current_device(exp.thread)
+            stream = self.world.default_stream(0 if dev is None else dev)
+        if stream is None or not stream.alive:
+            return
+        if code != ACL_SUCCESS:
+            stream.after_rejection = True
+        elif stream.after_rejection:
+            if exp.name.startswith("memcpy"):
+                self.evidence.check("HYGIENE-STREAM-USABLE")
+            elif exp.name == "stream_query":
+                self.evidence.check("HYGIENE-NO-ENQUEUE")
+            elif exp.name.startswith("synchronize"):
+                self.evidence.check("SYNC-ERROR-REPORTING", "HYGIENE-NO-ENQUEUE")
+                stream.after_rejection = False
 
     # -- host events ------------------------------------------------------
     def ready_reads(self) -> list[PendingRead]:
@@ -232,8 +347,11 @@ class Model:
 
         obs = np.frombuffer(bytes(observed), dtype=np.uint8)
         mismatches = tmp.check(lo, obs, visible)
+        self._observed(read.device, read.symbol, tmp, lo, obs, visible)
         self._host_write(read.dest, read.dest_offset, bytes(observed))
-        return [self._diagnose(read.device, read.symbol, m, read.label) for m in mismatches]
+        return self._screen(
+            [self._diagnose(read.device, read.symbol, m, read.label) for m in mismatches]
+        )
 
     def observe(
         self, device: int, name: str, offset: int, observed: bytes, label: str = "observation"
@@ -253,6 +371,10 @@ class Model:
     ) -> list[Violation]:
         violations: list[Violation] = []
         var = self._var(e.device, e.symbol)
+        if e.either_kind:
+            # The source starts in page-locked memory and runs past it (or lies in memory
+            # whose registration may not have outlived a free): either path is accepted.
+            self.evidence.check("PINNED-START-POINTER")
         base: Bytes | None = None
         if e.source is not None:
             lo = e.source_offset
@@ -274,22 +396,36 @@ class Model:
                     )
                 )
             else:
-                self._complete(q.frontier)
+                if not self._all_done(q.frontier):
+                    self.evidence.check("PAGEABLE-DRAINS-STREAM")
+                self._complete(q.frontier, ("PAGEABLE-DRAINS-STREAM", exp.label))
             task = self.order.enqueue(q, exp.label)
-            self._complete({q.key: task.index})
+            self.evidence.check("PAGEABLE-BLOCKS")
+            self._complete({q.key: task.index}, ("PAGEABLE-BLOCKS", exp.label))
         elif e.mode == "pinned":
             assert e.stream is not None
             task = self.order.enqueue(e.stream.queue, exp.label)
         else:
             hq = self._host_queue(exp.thread)
             task = self.order.enqueue(hq, exp.label)
-            self._complete({hq.key: task.index})
+            self._complete({hq.key: task.index}, ("TOSYMBOL-SYNC", exp.label))
         self._wid += 1
         w = Write(self._wid, exp.label, task, e.offset, e.count, base, e.mode)
         self._meta[w.wid] = _WriteMeta(
-            var, e.device, e.symbol, e.source, e.source_offset, dict(self.order.done)
+            var,
+            e.device,
+            e.symbol,
+            e.source,
+            e.source_offset,
+            dict(self.order.done),
+            e.source.version if e.source is not None else 0,
         )
         var.add(w)
+        if self.order.is_done(task):
+            self._meta[w.wid].done_by = (
+                "PAGEABLE-BLOCKS" if e.mode == "pageable" else "TOSYMBOL-SYNC",
+                exp.label,
+            )
         for r in self._reads:
             if (
                 not r.ready
@@ -348,7 +484,7 @@ class Model:
                     )
                 )
             else:
-                self._complete(e.stream.queue.frontier)
+                self._complete(e.stream.queue.frontier, ("FROMSYMBOL-BYTES", exp.label))
         if "observed" not in out:
             raise TypeError(
                 f"settle() of {exp.label} needs observed=<the dst bytes after the call>"
@@ -382,14 +518,19 @@ class Model:
         self, e: fx.DestroyStream, exp: Expectation, out: dict[str, Any]
     ) -> list[Violation]:
         if e.drains:
-            self._complete(e.stream.queue.frontier)
+            self._complete(e.stream.queue.frontier, ("STREAM-CALLS", exp.label))
         self.world.kill_stream(e.stream)
         return []
 
     def _do_SyncStream(
         self, e: fx.SyncStream, exp: Expectation, out: dict[str, Any]
     ) -> list[Violation]:
-        self._complete(e.stream.queue.frontier)
+        promise = (
+            "SYNC-TIMEOUT"
+            if exp.name == "synchronize_stream_with_timeout"
+            else "PINNED-COMPLETE-AFTER-SYNC"
+        )
+        self._complete(e.stream.queue.frontier, (promise, exp.label))
         return []
 
     def _do_QueryStream(
@@ -401,15 +542,17 @@ class Model:
             StreamStatus.ACL_STREAM_STATUS_COMPLETE,
             StreamStatus.ACL_STREAM_STATUS_NOT_READY,
         )
+        open_question = False
         if self.order.closed_gate_before(frontier) is not None:
             allowed = {not_ready}
             why = "a closed gate blocks the stream"
-        elif all(covers(self.order.done, q, i) for q, i in frontier.items()):
+        elif self._all_done(frontier):
             allowed = {complete}
             why = "every task of the stream is known complete"
         else:
             allowed = {complete, not_ready}
             why = "the stream's tasks may or may not have run"
+            open_question = True
         if status not in allowed:
             names = " or ".join(s.name for s in sorted(allowed))
             return [
@@ -421,8 +564,12 @@ class Model:
                     observed=str(status),
                 )
             ]
+        if open_question:
+            self.evidence.saw(
+                "STREAM-QUERY", QUERY_COMPLETE if status == complete else QUERY_NOT_READY
+            )
         if status == complete:
-            self._complete(frontier)
+            self._complete(frontier, ("STREAM-QUERY", exp.label))
         return []
 
     def _do_SyncDevice(
@@ -430,7 +577,7 @@ class Model:
     ) -> list[Violation]:
         for s in [self.world.default_stream(e.device), *self.world.streams.values()]:
             if s.alive and s.device == e.device:
-                self._complete(s.queue.frontier)
+                self._complete(s.queue.frontier, ("PINNED-COMPLETE-AFTER-SYNC", exp.label))
         return []
 
     def _do_NewEvent(
@@ -473,7 +620,7 @@ class Model:
         self, e: fx.SyncEvent, exp: Expectation, out: dict[str, Any]
     ) -> list[Violation]:
         if e.event.captured is not None:
-            self._complete(e.event.captured)
+            self._complete(e.event.captured, ("PINNED-COMPLETE-AFTER-SYNC", exp.label))
         return []
 
     def _do_DestroyEvent(
@@ -567,12 +714,13 @@ class Model:
             return []
         for s in [self.world.default_stream(e.device), *list(self.world.streams.values())]:
             if s.alive and s.device == e.device:
-                self._complete(s.queue.frontier)
+                self._complete(s.queue.frontier, ("DEVICE-CALLS", exp.label))
                 if not s.default:
                     self.world.kill_stream(s)
-        for (dev, _name), var in self.memory.items():
+        for (dev, name), var in self.memory.items():
             if dev == e.device:
                 var.forget(None)  # DEVICE-RESET-CONTENTS: unspecified after a reset
+                self._reset.add((dev, name))
         self._reads = [r for r in self._reads if r.device != e.device]
         for k in [k for k in self._addresses if k[0] == e.device]:
             del self._addresses[k]
@@ -653,6 +801,7 @@ class Model:
                     observed=str(got),
                 )
             ]
+        self.evidence.check("SYMBOL-SIZE-AS-DECLARED")
         return []
 
     def _do_LaunchGate(
@@ -710,8 +859,13 @@ class Model:
     def _is_done(self, w: Write) -> bool:
         return self.order.is_done(w.task)
 
-    def _complete(self, clock: Clock) -> None:
-        """A synchronisation returned: what ``clock`` covers is done; prune and close windows."""
+    def _all_done(self, clock: Clock) -> bool:
+        return all(covers(self.order.done, q, i) for q, i in clock.items())
+
+    def _complete(self, clock: Clock, cause: Cause) -> None:
+        """A synchronisation returned: what ``clock`` covers is done; prune and close windows.
+        ``cause``: the requirement that promised it and the call (a later read that shows a
+        write did not run is charged to that promise)."""
         self.order.complete(clock)
         still: list[Write] = []
         newly: list[Write] = []
@@ -720,6 +874,7 @@ class Model:
         self._pending = still
         for w in newly:
             meta = self._meta[w.wid]
+            meta.done_by = cause
             if meta.source is not None:
                 meta.source.open_writes = [(x, o) for x, o in meta.source.open_writes if x is not w]
             meta.var.prune(w.offset, w.end, self._is_done)
@@ -732,6 +887,7 @@ class Model:
         """The host changed buffer bytes: pending pinned copies may see the new values."""
         end = offset + len(data)
         buf.contents[offset:end] = data
+        buf.version += 1
         undefined = self._undefined.get(buf.address)
         if undefined is not None:
             undefined[offset:end] = False
@@ -767,7 +923,11 @@ class Model:
         if offset == 0 and len(data) == sym.size and var.segment_count() == 1:
             ((_a, _b, cands),) = var.segments()
             if len(cands) == 1 and cands[0] is not INITIAL and not isinstance(cands[0], Write):
-                # Unspecified contents (after a reset): what is read now is the new start.
+                # Unspecified contents (never read, or after a reset): what is read now is
+                # the new start.
+                if (device, sym.name) in self._reset:
+                    self._reset.discard((device, sym.name))
+                    self.evidence.check("DEVICE-RESET-CONTENTS")
                 var.forget(obs.copy())
                 self.last_allowed = [(offset, offset + len(data), None)]
                 return []
@@ -778,7 +938,123 @@ class Model:
         if self.spell_out_reads:
             self.last_allowed = var.allowed(offset, offset + len(data), visible)
         mismatches = var.check(offset, obs, visible)
-        return [self._diagnose(device, sym, m, label) for m in mismatches]
+        self._observed(device, sym, var, offset, obs, visible)
+        out = []
+        for m in mismatches:
+            v = self._diagnose(device, sym, m, label)
+            if self._screen([v]):
+                out.append(v)
+            else:
+                # A known-broken requirement explains it: what was read is the truth now.
+                var.resync(m.lo, np.frombuffer(m.observed, dtype=np.uint8), self._is_done)
+        return out
+
+    # -- evidence -----------------------------------------------------------
+    def _observed(
+        self,
+        device: int,
+        sym: Symbol,
+        var: VarMemory,
+        lo: int,
+        obs: np.ndarray,
+        visible: Any,
+    ) -> None:
+        """The checks a read of [lo, lo + len(obs)) made, and the outcomes it saw."""
+        ev = self.evidence
+        hi = lo + len(obs)
+        if any(d != device and n == sym.name and v.writes for (d, n), v in self.memory.items()):
+            ev.check("DEVICE-INSTANCE", "DEVICE-CURRENT")
+        if not var.writes:
+            ev.check("EFFECT-NEIGHBOURS")
+            return
+        if any(
+            r.source is not None and r.offset < hi and lo < r.offset + len(r.source)
+            for r in self._rejected.get((device, sym.name), ())
+        ):
+            ev.check("HYGIENE-NO-WRITE")
+        if any(w.offset < hi and lo < w.end for w in var.retired):
+            ev.check("STREAM-FIFO")
+        for a, b, cands in var.segments(lo, hi):
+            seg = obs[a - lo : b - lo]
+            writes = [c for c in cands if isinstance(c, Write)]
+            if not writes:
+                ev.check("EFFECT-NO-STRAY")
+                continue
+            ev.check("EFFECT-BYTES")
+            shown = [w for w in writes if visible(w)]
+            for w in writes:
+                if w not in shown:
+                    gate = self.order.blocked(w.task)
+                    ev.check(
+                        "STREAM-EVENT-ORDER"
+                        if gate is not None and gate.task.queue != w.task.queue
+                        else "STREAM-FIFO"
+                    )
+            for w in shown:
+                self._write_evidence(w, a, b, seg, cands)
+            done = [w for w in shown if self.order.is_done(w.task)]
+            unordered = [
+                (x, y)
+                for i, x in enumerate(done)
+                for y in done[i + 1 :]
+                if x.task.queue != y.task.queue
+            ]
+            for x, y in unordered[:1]:
+                ev.check("STREAM-UNORDERED")
+                vx, vy = x.value(a, b), y.value(a, b)
+                if vx is None or vy is None or np.array_equal(vx, vy):
+                    continue
+                later, earlier = (x, y) if x.wid > y.wid else (y, x)
+                if np.array_equal(seg, later.value(a, b)):
+                    ev.saw("STREAM-UNORDERED", LATER_LAST)
+                elif np.array_equal(seg, earlier.value(a, b)):
+                    ev.saw("STREAM-UNORDERED", EARLIER_LAST)
+
+    def _write_evidence(
+        self, w: Write, a: int, b: int, seg: np.ndarray, cands: tuple[Candidate, ...]
+    ) -> None:
+        ev = self.evidence
+        meta = self._meta[w.wid]
+        mine = w.value(a, b)
+        if self.order.is_done(w.task):
+            ev.check(meta.done_by[0] if meta.done_by else "PINNED-COMPLETE-AFTER-SYNC")
+            if (
+                w.mode == "pageable"
+                and meta.source is not None
+                and meta.source.version > meta.source_version
+            ):
+                ev.check("PAGEABLE-SOURCE-REUSE")
+        elif w.mode == "pinned" and mine is not None:
+            others = [c for c in cands if c is not w]
+            other_values = [self._var_value(meta.var, c, a, b) for c in others]
+            if np.array_equal(seg, mine) and all(
+                v is not None and not np.array_equal(v, mine) for v in other_values
+            ):
+                ev.check("PINNED-ASYNC")
+                ev.saw("PINNED-ASYNC", COMPLETE_EARLY)
+            elif not np.array_equal(seg, mine) and any(
+                v is not None and np.array_equal(seg, v) for v in other_values
+            ):
+                ev.check("PINNED-ASYNC")
+                ev.saw("PINNED-ASYNC", PENDING)
+        if w.alternatives and mine is not None:
+            ev.check("PINNED-SOURCE-WINDOW")
+            if np.array_equal(seg, mine):
+                ev.saw("PINNED-SOURCE-WINDOW", SOURCE_AT_CALL)
+            else:
+                for alt_lo, alt in w.alternatives:
+                    x, y = max(a, alt_lo), min(b, alt_lo + len(alt))
+                    if (
+                        x < y
+                        and np.array_equal(seg[x - a : y - a], alt[x - alt_lo : y - alt_lo])
+                        and not np.array_equal(seg[x - a : y - a], mine[x - a : y - a])
+                    ):
+                        ev.saw("PINNED-SOURCE-WINDOW", SOURCE_CHANGED)
+                        break
+
+    @staticmethod
+    def _var_value(var: VarMemory, c: Candidate, a: int, b: int) -> np.ndarray | None:
+        return var.value_of(c, a, b)
 
     # -- diagnosis --------------------------------------------------------
     def _explains(self, var: VarMemory, c: Candidate, m: Mismatch) -> bool:
@@ -815,11 +1091,12 @@ class Model:
             old = next(w for w in reversed(var.retired) if self._explains(var, w, m))
             req, why = self._overwritten(old, done)
         elif done and self._explains(var, INITIAL, m):
-            mode = done[-1].mode
-            req = {"pinned": "PINNED-COMPLETE-AFTER-SYNC", "pageable": "PAGEABLE-BLOCKS"}.get(
-                mode, "TOSYMBOL-SYNC"
+            w = done[-1]
+            promise, by = self._meta[w.wid].done_by or ("PINNED-COMPLETE-AFTER-SYNC", "")
+            req = promise
+            why = f"a copy known complete ({w.label}) did not land" + (
+                f": it was known complete because {by} returned" if by and by != w.label else ""
             )
-            why = f"a copy known complete ({done[-1].label}) did not land"
         elif any(self._source_now_explains(w, m) for w in done if w.mode == "pageable"):
             req, why = (
                 "PAGEABLE-SOURCE-REUSE",

@@ -294,8 +294,9 @@ class Profile:
             *([req("BOUNDS-END-EXACT")] if offset + count == sym.size else []),
         ]
         success_req, *also = dict.fromkeys(candidates or ["KIND-ACCEPTED"])
+        partly = either or (rng.any_pinned and not rng.all_pinned)
         effect = fx.CopyToSymbol(
-            sym, device, offset, count, rng.buffer, rng.offset, mode, target, either
+            sym, device, offset, count, rng.buffer, rng.offset, mode, target, partly
         )
         return self.fold(
             checks,
@@ -1037,6 +1038,13 @@ _impossible = Alternative(SUCCESS, None, None, "")
 check said the call may go on, in which case success without effect is allowed."""
 
 
+def _failing_after(checks: list[Check], profile: str) -> tuple[str, ...]:
+    """What else a call that fails several checks at once puts at stake: the other checks'
+    requirements, and CHECK-ORDER (which one decides the code)."""
+    reqs = [c.requirement for c in checks if c.requirement and getattr(c, profile) == MUST]
+    return (*dict.fromkeys(reqs), "CHECK-ORDER") if reqs else ()
+
+
 def _one(codes: Codes, effect: object | None, requirement: str | None, why: str) -> Outcome:
     """An outcome with a single alternative."""
     return Outcome((Alternative(codes, effect, requirement, why),))
@@ -1063,11 +1071,16 @@ class CannProfile(Profile):
 
     def fold(self, checks: list[Check], success: Alternative) -> Outcome:
         branches: list[Alternative] = []
-        for c in checks:
+        for i, c in enumerate(checks):
             if c.cann is None:
                 continue
+            later = _failing_after(checks[i + 1 :], "cann")
             alt = Alternative(
-                Codes.only(c.code) if c.code is not None else ANY_ERROR, None, c.requirement, c.why
+                Codes.only(c.code) if c.code is not None else ANY_ERROR,
+                None,
+                c.requirement,
+                c.why,
+                later,
             )
             if c.cann == MUST:
                 return Outcome((alt, *branches))
@@ -1105,7 +1118,11 @@ class SpecProfile(Profile):
             return Outcome(
                 (
                     Alternative(
-                        ANY_ERROR, None, musts[0].requirement, "; ".join(c.why for c in musts)
+                        ANY_ERROR,
+                        None,
+                        musts[0].requirement,
+                        "; ".join(c.why for c in musts),
+                        _failing_after(musts[1:], "spec"),
                     ),
                 )
             )

@@ -47,6 +47,8 @@ class HostBuffer:
     """True for aclrtMallocHost memory (page-locked by allocation)."""
     contents: bytearray
     alive: bool = True
+    version: int = 0
+    """How many times the host wrote into it (a source changed after its copy's call)."""
     open_writes: list[tuple[Write, int]] = field(default_factory=list)
     """Pinned writes reading this buffer that are not yet known complete: (write, source offset)."""
 
@@ -63,6 +65,8 @@ class Stream:
     name: str
     default: bool = False
     alive: bool = True
+    after_rejection: bool = False
+    """A call on it was rejected since it was last synchronised (hygiene is at stake)."""
 
 
 @dataclass(eq=False)

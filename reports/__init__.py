@@ -1,9 +1,10 @@
 """acl-conformance reports: one run's results as report.json, report.md and report.html.
 
 ``build`` turns the results document the pytest plugin writes (schema
-``acl-conformance-results/1``) and a description of the run into the report
-(schema ``report/1``, ``schema/report-1.schema.json`` in this package);
-``write`` renders it.  This package reads nothing but those two inputs.
+``acl-conformance-results/2``, or 1) and a description of the run into the report
+(schema ``report/2``, ``schema/report-2.schema.json`` in this package); ``write``
+renders it as report.json, report.md, report.html and junit.xml.  This package reads
+nothing but those two inputs.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import aggregate, html, markdown
+from . import aggregate, html, junit, markdown
 
-SCHEMA_VERSION = "1.0"
-SCHEMA_FILE = "report-1.schema.json"
+SCHEMA_VERSION = "2.0"
+SCHEMA_FILE = "report-2.schema.json"
 
 
 def schema() -> dict[str, Any]:
@@ -34,7 +35,7 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
     """
     rows = aggregate.requirement_rows(results)
     gate = aggregate.gate(results, rows)
-    verdict, reasons = aggregate.verdict(rows, gate)
+    verdict, reasons = aggregate.verdict(rows)
     caps = results.get("capabilities") or {}
     seed = results.get("seed")
     return {
@@ -65,19 +66,24 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
         },
         "summary": aggregate.summary(rows),
         "requirements": rows,
+        "masking": aggregate.masking(results),
         "expectations": gate,
         "verdict": verdict,
+        "verdict_headline": aggregate.headline(verdict, rows),
         "verdict_reasons": reasons,
+        "advisories": aggregate.advisories(rows),
+        "gate": {"result": gate["result"], "reasons": gate["reasons"]},
     }
 
 
 def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
-    """report.json, report.md and report.html in ``out_dir``; the paths written."""
+    """report.json, report.md, report.html and junit.xml in ``out_dir``; the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "report.json": json.dumps(report, indent=1, ensure_ascii=False) + "\n",
         "report.md": markdown.render(report),
         "report.html": html.render(report),
+        "junit.xml": junit.render(report),
     }
     written = []
     for name, text in paths.items():

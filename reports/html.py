@@ -5,6 +5,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from .evidence_text import answers, evidence_lines
+
 COLOUR = {
     "pass": "#d7f5d7",
     "fail": "#f8c9c9",
@@ -23,6 +25,7 @@ td:last-child{overflow-wrap:anywhere}
 th{background:#f0f0f0}
 pre{background:#f7f7f7;padding:.5em;white-space:pre-wrap;font-size:12px}
 .verdict{font-size:1.4em;font-weight:bold}
+.answer{margin:.4em 0}.label{font-size:1.1em;color:#444;min-width:11em;display:inline-block}
 .conformant{color:#186418}.notconformant{color:#9a1515}
 blockquote{margin:.3em 0 .3em 1em;color:#444;font-style:italic}
 """
@@ -30,14 +33,19 @@ blockquote{margin:.3em 0 .3em 1em;color:#444;font-style:italic}
 
 def _row(r: dict[str, Any]) -> str:
     colour = COLOUR.get(r["status"], "#fff")
-    n_pass = sum(1 for x in r["tests"] if x["status"] == "pass")
     details = []
     quotes = "".join(f"<blockquote>{escape(q)}</blockquote>" for q in r["quote"])
     tests = "".join(
-        f"<li><code>{escape(x['nodeid'])}</code>: {escape(x['status'])} ({x['duration_s']} s)</li>"
+        f"<li><code>{escape(x['nodeid'])}</code>: {escape(x['status'])}, "
+        f"{x.get('checks', 0)} checks ({x['duration_s']} s)</li>"
         for x in r["tests"]
     )
     details.append(quotes)
+    details.append(
+        "<p><b>Evidence:</b></p><ul>"
+        + "".join(f"<li>{escape(x)}</li>" for x in evidence_lines(r))
+        + "</ul>"
+    )
     if r.get("silent"):
         details.append(f"<p><b>The text is silent:</b> {escape(r['silent'])}</p>")
     c = r.get("counterexample")
@@ -60,15 +68,11 @@ def _row(r: dict[str, Any]) -> str:
             + escape(", ".join(r["cut_short_by"]))
             + ": what they would have checked here is unknown.</p>"
         )
-    if r.get("expected_failure"):
-        details.append(
-            f"<p>expected failure (entry <code>{escape(r['expected_failure'])}</code>)</p>"
-        )
     details.append(f"<ul>{tests}</ul>")
     return (
         f'<tr style="background:{colour}"><td><b>{escape(r["id"])}</b></td>'
         f"<td>{escape(str(r['level']))}</td><td>{escape(r['clause'])}</td>"
-        f"<td><b>{escape(r['status'])}</b></td><td>{n_pass}/{len(r['tests'])}</td>"
+        f"<td><b>{escape(r['status'])}</b></td><td>{r.get('checks', 0)}</td>"
         f"<td><details{' open' if c else ''}><summary>{escape(r['title'])}</summary>"
         f"{''.join(details)}</details></td></tr>"
     )
@@ -80,12 +84,25 @@ def render(report: dict[str, Any]) -> str:
     suite = report["suite"]
     s = report["summary"]
     verdict = report["verdict"]
-    cls = "conformant" if verdict == "conformant" else "notconformant"
-    reasons = "".join(f"<li>{escape(x)}</li>" for x in report["verdict_reasons"])
     exp = report["expectations"]
     unused = "".join(
         f"<li>entry <code>{escape(k)}</code> matched no test that ran</li>" for k in exp["unused"]
     )
+    entries = "".join(
+        f"<li><code>{escape(e['key'])}</code>: {escape(e.get('reason') or '')}"
+        + (f' (<a href="{escape(e["link"])}">{escape(e["link"])}</a>)' if e.get("link") else "")
+        + "</li>"
+        for e in exp.get("entries", [])
+    )
+    blocks = []
+    for name, value, why in answers(report):
+        good = value.startswith("PASS") or value == "CONFORMANT"
+        blocks.append(
+            f'<div class="answer"><span class="label">{escape(name)}</span> '
+            f'<span class="verdict {"conformant" if good else "notconformant"}">{escape(value)}</span>'
+            f"<ul>{''.join(f'<li>{escape(x)}</li>' for x in why)}</ul></div>"
+        )
+    advisories = "".join(f"<li>{escape(x)}</li>" for x in report.get("advisories") or [])
     counts = "".join(
         f'<td style="background:{COLOUR.get(k, "#fff")}">{escape(k)}: {s[k]}</td>'
         for k in ("pass", "fail", "crash", "timeout", "unknown", "xfail", "not_supported")
@@ -97,8 +114,8 @@ def render(report: dict[str, Any]) -> str:
 <title>acl-conformance report: {escape(verdict)}</title>
 <style>{STYLE}</style></head><body>
 <h1>acl-conformance report</h1>
-<p class="verdict {cls}">{escape(verdict)}</p>
-<ul>{reasons}</ul>
+{"".join(blocks)}
+{f"<p>SHOULD and MAY requirements not met (they do not decide the verdict):</p><ul>{advisories}</ul>" if advisories else ""}
 <table>
 <tr><th>backend</th><td>{escape(t["backend_version"])} (adapter <code>{escape(t["adapter"])}</code>{escape(", " + options if options else "")}), {escape(str(t["devices"]))} device(s)</td></tr>
 <tr><th>profile</th><td>{escape(t["profile"])} (mode {escape(run["mode"])})</td></tr>
@@ -108,9 +125,9 @@ def render(report: dict[str, Any]) -> str:
 </table>
 <h2>Summary</h2>
 <table><tr>{counts}<td>total: {s["total"]}</td></tr></table>
-{f"<h2>Expectations</h2><p>file <code>{escape(str(exp['file']))}</code></p><ul>{unused}</ul>" if exp.get("file") else ""}
+{f"<h2>Expectations</h2><p>file <code>{escape(str(exp['file']))}</code></p><ul>{entries}{unused}</ul>" if exp.get("file") else ""}
 <h2>Requirements</h2>
-<table><tr><th>requirement</th><th>level</th><th>area</th><th>status</th><th>tests passed</th><th>statement (click for details)</th></tr>
+<table><tr><th>requirement</th><th>level</th><th>area</th><th>status</th><th>checks</th><th>statement (click for details)</th></tr>
 {rows}
 </table>
 </body></html>

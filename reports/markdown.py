@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .evidence_text import answers, entry_text, evidence_lines
+
 ICON = {
     "pass": "PASS",
     "fail": "**FAIL**",
@@ -24,9 +26,12 @@ def render(report: dict[str, Any]) -> str:
     run = report["run"]
     suite = report["suite"]
     s = report["summary"]
+    (gate_name, gate, gate_reasons), (v_name, verdict, v_reasons) = answers(report)
     out = [
-        f"# acl-conformance report: {report['verdict'].upper()}",
+        f"# acl-conformance report: {verdict}",
         "",
+        f"- **{v_name}**: {verdict} (does the backend meet every MUST of the profile)",
+        f"- **{gate_name}**: {gate} (did anything change against the expectations file)",
         f"- backend: `{_cell(t['backend_version'])}` (adapter `{t['adapter']}`"
         + (
             ", options " + ", ".join(f"`{k}={v}`" for k, v in t["adapter_options"].items())
@@ -50,30 +55,38 @@ def render(report: dict[str, Any]) -> str:
         f"| {s['xfail']} | {s['not_supported']} | {s['total']} |",
         "",
     ]
-    if report["verdict_reasons"]:
+    if v_reasons:
         out += ["Why not conformant:", ""]
-        out += [f"- {_cell(r)}" for r in report["verdict_reasons"]]
+        out += [f"- {_cell(r)}" for r in v_reasons]
+        out.append("")
+    if report.get("advisories"):
+        out += ["SHOULD and MAY requirements not met (they do not decide the verdict):", ""]
+        out += [f"- {_cell(r)}" for r in report["advisories"]]
+        out.append("")
+    if gate_reasons:
+        out += ["Why the gate fails:", ""]
+        out += [f"- {_cell(r)}" for r in gate_reasons]
         out.append("")
     exp = report["expectations"]
     if exp.get("file"):
         out.append(f"Expectations file `{exp['file']}`: {len(exp['entries'])} entries.")
+        for e in exp["entries"]:
+            link = f" ({e['link']})" if e.get("link") else ""
+            out.append(f"- `{e['key']}`: {_cell(e.get('reason') or '')}{link}")
         for key in exp["unused"]:
             out.append(f"- entry `{key}` matched no test that ran (stale, or a typo)")
         out.append("")
     out += [
         "## Requirements",
         "",
-        "| requirement | level | area | status | tests | statement |",
-        "|---|---|---|---|---|---|",
+        "| requirement | level | area | status | checks | statement | evidence |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in report["requirements"]:
-        n_pass = sum(1 for x in r["tests"] if x["status"] == "pass")
-        note = (
-            f" (tests cut short by {', '.join(r['cut_short_by'])})" if r.get("cut_short_by") else ""
-        )
         out.append(
             f"| {r['id']} | {r['level']} | {r['clause']} | {ICON.get(r['status'], r['status'])}"
-            f"{note} | {n_pass}/{len(r['tests'])} | {_cell(r['title'])} |"
+            f" | {r.get('checks', 0)} | {_cell(r['title'])} | "
+            f"{_cell('; '.join(evidence_lines(r)[1:]))} |"
         )
     failing = [r for r in report["requirements"] if r["counterexample"]]
     if failing:
@@ -81,6 +94,8 @@ def render(report: dict[str, Any]) -> str:
     for r in failing:
         c = r["counterexample"]
         out += [f"### {r['id']} ({r['status']})", "", f"Test `{c['test']}`.", ""]
+        if r.get("expected_failure"):
+            out += [_cell(entry_text(r["expected_failure"])), ""]
         for q in r["quote"]:
             out.append(f"> {q}")
         out.append("")

@@ -71,7 +71,7 @@ def test_a_listed_test_that_passes_is_an_unexpected_pass(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*XPASS(strict)*expected failure: test_x.py::test_copy: known bug (https://example.org/1)*"
+            "*[XPASS]*expectations file lists it (test_x.py::test_copy: known bug (https://example.org/1))*"
         ]
     )
     (rec,) = json.loads(out.read_text())["results"]
@@ -200,3 +200,110 @@ def test_not_supported_from_the_test_body_is_not_supported_too(
     pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite", "--acl-results", str(out))
     statuses = {r["suite_id"]: r["status"] for r in json.loads(out.read_text())["results"]}
     assert statuses == {"test_y.py::test_body": "not_supported", "test_y.py::test_other": "skipped"}
+
+
+RERUN = """
+import pytest
+from acl_conformance.conformance import ops
+
+@pytest.mark.requirement("KIND-ACCEPTED", "EFFECT-BYTES")
+def test_copy(harness, acl_suite):
+    src = harness.pageable(8, ops.pattern(1, 8))
+    assert ops.to_symbol_async(harness, "g_u64", src, count=8).ok
+    harness.fail("KIND-ACCEPTED", "planted failure")  # masked in the re-run: it ends there
+    harness.observe("g_u64")
+
+@pytest.mark.requirement("KIND-ACCEPTED", "EFFECT-BYTES")
+def test_fails_once(harness, acl_suite):
+    src = harness.pageable(8, ops.pattern(2, 8))
+    assert ops.to_symbol_async(harness, "g_u64", src, count=8).ok
+    if "EFFECT-BYTES" not in acl_suite.masks:
+        harness.fail("EFFECT-BYTES", "planted failure")
+    harness.observe("g_u64")
+"""
+
+
+def test_a_failed_test_runs_again_with_the_failure_masked(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    """A test stopped by a failure runs again with that requirement masked, so that what
+    it would have gone on to check is still checked; the failures of both are kept."""
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / "test_x.py").write_text(RERUN)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "fake_suite", f"--acl-results={out}"
+    )
+    result.assert_outcomes(failed=2)
+    recs = {r["suite_id"]: r for r in json.loads(out.read_text())["results"]}
+    copy = recs["test_x.py::test_copy"]
+    assert copy["status"] == "fail" and copy["attempts"] == 2 and copy["completed"]
+    assert copy["masks"] == ["KIND-ACCEPTED"] and copy["declined_by"] == "KIND-ACCEPTED"
+    assert [f["requirement"] for f in copy["failures"]] == ["KIND-ACCEPTED"]
+    once = recs["test_x.py::test_fails_once"]
+    assert once["attempts"] == 2 and once["completed"]
+    assert once["evidence"]["checks"]["EFFECT-BYTES"] >= 1  # the re-run read it back
+    # the same failure again in another test: not shrunk again, it cites the first finder
+    (f,) = once["failures"]
+    assert f["requirement"] == "EFFECT-BYTES" and f["same_as"] is None
+    assert copy["failures"][0]["identity"] == "KIND-ACCEPTED at a check of the test"
+
+
+KNOWN_TWICE = """
+import pytest
+
+@pytest.mark.requirement("KIND-ACCEPTED")
+def test_first(harness):
+    harness.fail("KIND-ACCEPTED", "planted failure")
+
+@pytest.mark.requirement("KIND-ACCEPTED")
+def test_second(harness):
+    harness.fail("KIND-ACCEPTED", "planted failure")
+"""
+
+
+def test_a_failure_found_again_is_known_and_cites_its_first_finder(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / "test_x.py").write_text(KNOWN_TWICE)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "fake_suite", f"--acl-results={out}"
+    )
+    result.assert_outcomes(failed=2)
+    recs = {r["suite_id"]: r for r in json.loads(out.read_text())["results"]}
+    assert recs["test_x.py::test_first"]["failures"][0]["same_as"] is None
+    second = recs["test_x.py::test_second"]["failures"][0]
+    assert second["same_as"] == "test_x.py::test_first" and second["trace_file"] is None
+
+
+DECLINES = """
+import pytest
+from acl_conformance.conformance import ops
+
+@pytest.mark.requirement("HYGIENE-NO-WRITE")
+def test_rejected_kind(harness):
+    src = harness.pageable(8, ops.pattern(1, 8))
+    ops.to_symbol_async(harness, "g_u64", src, count=8, kind=ops.D2H)
+    harness.observe("g_u64")
+"""
+
+
+def test_a_step_that_puts_a_listed_requirement_at_stake_is_declined(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    """KIND-REJECTED is listed: a test that does not carry it does not make the call that
+    must be rejected for it (the backend is known to get it wrong), and says so."""
+    pkg = pytester.mkpydir("fake_suite")
+    (pkg / "test_x.py").write_text(DECLINES)
+    exp = pytester.makefile(".txt", expectations="KIND-REJECTED  D2H accepted\n")
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}", f"--acl-results={out}"
+    )
+    result.assert_outcomes(skipped=1)
+    (rec,) = json.loads(out.read_text())["results"]
+    assert rec["status"] == "declined" and rec["declined_by"] == "KIND-REJECTED"
+    assert rec["evidence"]["declined"] == {"KIND-REJECTED": 1}
+    assert "aclrtMemcpyToSymbolAsync" in rec["skip_reason"]

@@ -8,7 +8,7 @@ from hypothesis.stateful import Bundle, initialize, precondition, rule
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import HostBuffer
 
-from .common import HarnessMachine, StreamRef
+from .common import HarnessMachine, StreamRef, declinable
 
 VARS = ("g_u32", "g_u64", "g_struct24", "g_arr256")
 
@@ -35,6 +35,7 @@ class MultiDeviceMachine(HarnessMachine):
         return self.h.pageable(1024, self.unique(1024))
 
     @rule(device=st.sampled_from([0, 1]))
+    @declinable
     def set_device(self, device: int) -> None:
         self.h.call("set_device", device_id=device)
         self.device = device
@@ -51,6 +52,7 @@ class MultiDeviceMachine(HarnessMachine):
         buf=buffers,
         data=st.data(),
     )
+    @declinable
     def copy(
         self, stream: StreamRef | None, var: str, buf: HostBuffer, data: st.DataObject
     ) -> None:
@@ -63,6 +65,7 @@ class MultiDeviceMachine(HarnessMachine):
         ops.to_symbol_async(self.h, var, buf, count=count, offset=offset, stream=handle)
 
     @rule(stream=st.one_of(st.none(), streams))
+    @declinable
     def synchronize(self, stream: StreamRef | None) -> None:
         if stream is None:
             ops.sync(self.h)
@@ -71,14 +74,17 @@ class MultiDeviceMachine(HarnessMachine):
                 ops.sync(self.h, stream.handle)
 
     @rule(device=st.sampled_from([0, 1]))
+    @declinable
     def synchronize_device(self, device: int) -> None:
         with self.h.on_device(device):
             ops.sync_device(self.h)
 
     @rule(var=st.sampled_from(VARS), device=st.sampled_from([0, 1]))
+    @declinable
     def observe(self, var: str, device: int) -> None:
         self.h.observe(var, device=device)
 
     @rule(var=st.sampled_from(VARS))
+    @declinable
     def address(self, var: str) -> None:
         self.h.call("get_symbol_address", symbol=ops.symbol(self.h, var))

@@ -1,0 +1,118 @@
+"""A suite test run until every requirement it carries has had its say.
+
+A test stops at its first failure, so whatever it would have gone on to check stays
+unchecked.  When a test fails on requirement R (or on a requirement the expectations
+file lists), it is run again with R *masked*: the harness declines the steps that put
+R at stake and sets aside what it already knows R breaks, so the rest of the test
+runs to its end and its other requirements get a real verdict.  A further failure
+masks its requirement too, up to ``MAX_ATTEMPTS`` runs.
+
+pytest sees one result per test: the attempts are merged (every failure found, the
+checks of every attempt, the masks of the last), and logged once.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from _pytest.runner import runtestprotocol
+
+from acl_conformance.reference_impl.evidence import Evidence
+
+from .failure import LAST
+
+MAX_ATTEMPTS = 5
+MASKS = pytest.StashKey[frozenset[str]]()
+"""The requirements a test's own earlier attempts failed on (masked in the next)."""
+ATTEMPT = pytest.StashKey[int]()
+"""Which attempt of the test is running (1 for the first)."""
+
+
+def props(report: pytest.TestReport) -> dict[str, Any]:
+    return dict(report.user_properties)
+
+
+def _call(reports: list[pytest.TestReport]) -> pytest.TestReport | None:
+    return next((r for r in reports if r.when == "call"), None)
+
+
+def _to_mask(report: pytest.TestReport) -> frozenset[str]:
+    """What the attempt's failure says to mask next: the requirement it cites and those it
+    could equally be charged to (nothing for a crash, a timeout or a suite error)."""
+    failure = props(report).get("acl_failure")
+    if not isinstance(failure, dict) or failure.get("kind") != "fail":
+        return frozenset()
+    return frozenset(r for r in [failure.get("requirement"), *failure.get("also", [])] if r)
+
+
+def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Run ``item`` (again, with more masked, while that decides more) and log one result."""
+    ihook = item.ihook
+    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    item.stash[MASKS] = frozenset()
+    runs: list[list[pytest.TestReport]] = []
+    while True:
+        item.stash[ATTEMPT] = len(runs) + 1
+        LAST.clear()
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        runs.append(reports)
+        call = _call(reports)
+        more = _to_mask(call) - item.stash[MASKS] if call is not None else frozenset()
+        if not more or len(runs) >= MAX_ATTEMPTS:
+            break
+        item.stash[MASKS] = item.stash[MASKS] | more
+        _reset(item)
+    for report in merge(runs):
+        ihook.pytest_runtest_logreport(report=report)
+    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+def _reset(item: pytest.Item) -> None:
+    """Fresh fixtures for the next attempt."""
+    init = getattr(item, "_initrequest", None)
+    if init is not None:
+        init()
+
+
+def merge(runs: list[list[pytest.TestReport]]) -> list[pytest.TestReport]:
+    """The reports of the attempts as one test's: setup of the first, teardown of the last,
+    and a call report that fails if any attempt failed unexpectedly, is an expected
+    failure if every failure was expected, and is the last attempt's otherwise."""
+    if len(runs) == 1:
+        return runs[0]
+    calls = [c for c in (_call(r) for r in runs) if c is not None]
+    setup = next(r for r in runs[0] if r.when == "setup")
+    teardown = [r for r in runs[-1] if r.when == "teardown"]
+    failed = [c for c in calls if c.failed]
+    xfailed = [c for c in calls if hasattr(c, "wasxfail")]
+    base = copy.copy(failed[0] if failed else xfailed[0] if xfailed else calls[-1])
+    last = props(calls[-1])
+    evidence = Evidence.total(Evidence.from_json(props(c).get("evidence")) for c in calls)
+    failures = [f for c in calls if isinstance(f := props(c).get("acl_failure"), dict)]
+    kept = [(k, v) for k, v in base.user_properties if k not in _MERGED]
+    base.user_properties = [
+        *kept,
+        ("evidence", evidence.to_json()),
+        ("failures", failures),
+        ("attempts", len(calls)),
+        ("masks", last.get("masks", [])),
+        ("last_status", _status(calls[-1])),
+    ]
+    if "declined_by" in last:
+        base.user_properties.append(("declined_by", last["declined_by"]))
+    base.duration = sum(c.duration for c in calls)
+    return [setup, base, *teardown]
+
+
+_MERGED = {"evidence", "failures", "attempts", "masks", "last_status", "declined_by"}
+
+
+def _status(call: pytest.TestReport) -> str:
+    p = props(call)
+    if call.passed:
+        return "pass"
+    if hasattr(call, "wasxfail"):
+        return "xfail"
+    return str(p.get("acl_status", "skipped" if call.skipped else "error"))

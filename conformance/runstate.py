@@ -1,0 +1,49 @@
+"""What the tests of one run share: which requirements have failed, and who owns each failure.
+
+A run's tests are spread over pytest-xdist workers, so the state lives in a directory
+(created by the controller, handed to the workers): one file per failed requirement,
+and one per failure identity naming the test that found it first.  Files are created
+atomically, so two workers that hit the same failure at once agree on its owner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+class RunState:
+    """The run's failed requirements and failure owners (a directory shared by workers)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.dir = Path(directory)
+        (self.dir / "failed").mkdir(parents=True, exist_ok=True)
+        (self.dir / "owners").mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def create(cls) -> RunState:
+        return cls(tempfile.mkdtemp(prefix="acl-conformance-run-"))
+
+    def mark_failed(self, requirement: str) -> None:
+        (self.dir / "failed" / requirement).touch()
+
+    def failed(self) -> frozenset[str]:
+        """The requirements that have failed so far in the run (by any worker)."""
+        return frozenset(os.listdir(self.dir / "failed"))
+
+    def claim(self, identity: str, test: str) -> str:
+        """The test that owns failure ``identity``: ``test`` if it is the first to claim it."""
+        name = hashlib.sha1(identity.encode()).hexdigest()[:20]
+        path = self.dir / "owners" / name
+        fd, tmp = tempfile.mkstemp(dir=self.dir / "owners", prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            f.write(test)
+        try:
+            os.link(tmp, path)  # atomic: exactly one claimant creates the name
+            return test
+        except FileExistsError:
+            return path.read_text() or test
+        finally:
+            os.unlink(tmp)

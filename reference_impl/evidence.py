@@ -1,0 +1,124 @@
+"""What a verdict rests on: the checks the model made, and the allowed outcomes it saw.
+
+A *check* is one judgement of the model charged to one requirement: a return code
+matched against what the profile allows, a read judged byte by byte, an output
+compared with what it must be.  A requirement is only as well tested as its
+checks: a pass with no check behind it is no pass.
+
+For requirements whose spec allows several outcomes (a pinned copy may run at
+once or later; two streams may land in either order; a MAY check may accept or
+reject), the model also records which of the allowed outcomes it actually saw
+(as litmus tests report "allowed / observed"): a backend that always runs
+eagerly never exercises the pending window, and the report says so.
+
+The same object counts what masking did: steps the harness declined because
+they put a masked requirement at stake, and violations of masked requirements
+that were set aside (see ``Model.masks``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+ACCEPTED, REJECTED = "accepted", "rejected"
+"""The two outcomes of a check the profile leaves open (success and rejection allowed)."""
+
+PENDING = "still pending when read before a synchronisation"
+COMPLETE_EARLY = "already complete when read before a synchronisation"
+SOURCE_AT_CALL = "the source as it was at the call"
+SOURCE_CHANGED = "the source as changed before the synchronisation"
+EARLIER_LAST = "the earlier-issued copy landed last"
+LATER_LAST = "the later-issued copy landed last"
+QUERY_NOT_READY = "NOT_READY while its tasks might still run"
+QUERY_COMPLETE = "COMPLETE while its tasks might still run"
+WITHIN_TIMEOUT = "completed within the timeout"
+TIMED_OUT = "timed out"
+
+OUTCOMES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "PINNED-ASYNC": (PENDING, COMPLETE_EARLY),
+        "PINNED-SOURCE-WINDOW": (SOURCE_AT_CALL, SOURCE_CHANGED),
+        "STREAM-UNORDERED": (EARLIER_LAST, LATER_LAST),
+        "STREAM-QUERY": (QUERY_NOT_READY, QUERY_COMPLETE),
+        "SYNC-TIMEOUT": (WITHIN_TIMEOUT, TIMED_OUT),
+        "COUNT-ZERO": (ACCEPTED, REJECTED),
+        "STREAM-FOREIGN-DEVICE": (ACCEPTED, REJECTED),
+    }
+)
+"""The allowed outcomes of the requirements about timing and nondeterminism, and of
+those whose subject is a choice the profile leaves open; the report says which were
+seen.  (Other requirements with an open check record theirs too, as ACCEPTED and
+REJECTED, without a report line.)"""
+
+BRANCH_NAMES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {"SYNC-TIMEOUT": (WITHIN_TIMEOUT, TIMED_OUT)}
+)
+"""How the two ends of an open check are called, where not ACCEPTED / REJECTED."""
+
+
+def outcomes_of(requirement: str) -> tuple[str, ...]:
+    """The allowed outcomes of ``requirement`` worth seeing."""
+    return OUTCOMES.get(requirement, (ACCEPTED, REJECTED))
+
+
+@dataclass
+class Evidence:
+    """Checks and outcomes seen, per requirement (for one test, or summed over a run)."""
+
+    checks: Counter[str] = field(default_factory=Counter)
+    seen: dict[str, set[str]] = field(default_factory=dict)
+    declined: Counter[str] = field(default_factory=Counter)
+    """Masked requirement -> steps not made because they would have put it at stake."""
+    set_aside: Counter[str] = field(default_factory=Counter)
+    """Masked requirement -> violations of it that were seen and set aside."""
+
+    def check(self, *requirements: str | None) -> None:
+        for r in requirements:
+            if r:
+                self.checks[r] += 1
+
+    def saw(self, requirement: str, outcome: str) -> None:
+        self.seen.setdefault(requirement, set()).add(outcome)
+
+    def branch(self, requirement: str, accepted: bool) -> None:
+        """An open check of ``requirement`` went one way."""
+        names = BRANCH_NAMES.get(requirement, (ACCEPTED, REJECTED))
+        self.saw(requirement, names[0] if accepted else names[1])
+
+    def merge(self, other: Evidence) -> None:
+        self.checks.update(other.checks)
+        for r, s in other.seen.items():
+            self.seen.setdefault(r, set()).update(s)
+        self.declined.update(other.declined)
+        self.set_aside.update(other.set_aside)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checks": dict(sorted(self.checks.items())),
+            "seen": {r: sorted(s) for r, s in sorted(self.seen.items())},
+            "declined": dict(sorted(self.declined.items())),
+            "set_aside": dict(sorted(self.set_aside.items())),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | None) -> Evidence:
+        ev = cls()
+        if not doc:
+            return ev
+        ev.checks.update({str(k): int(v) for k, v in (doc.get("checks") or {}).items()})
+        for r, s in (doc.get("seen") or {}).items():
+            ev.seen[str(r)] = {str(x) for x in s}
+        ev.declined.update({str(k): int(v) for k, v in (doc.get("declined") or {}).items()})
+        ev.set_aside.update({str(k): int(v) for k, v in (doc.get("set_aside") or {}).items()})
+        return ev
+
+    @classmethod
+    def total(cls, parts: Iterable[Evidence]) -> Evidence:
+        out = cls()
+        for p in parts:
+            out.merge(p)
+        return out

@@ -1,0 +1,144 @@
+"""junit.xml: the gate, as a CI dashboard shows it.
+
+One test case per requirement (named by its ID, classed by its area), failing where
+the gate fails for it: a failure the expectations file does not list, a crash or hang,
+a requirement left undecided, an entry gone stale.  An expected failure and a missing
+capability are skipped (with the reason and link), a pass passes.  The test suite is
+named after the adapter and the profile; its properties carry both answers (the gate
+and the conformance verdict) and the backend, as JSON, so that a dashboard that shows
+only red and green still shows the gate, and the verdict is one click away.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+
+def _attr(value: object) -> str:
+    return quoteattr(str(value))
+
+
+def _details(r: dict[str, Any]) -> str:
+    lines = [f"{r['id']} ({r['level']}): {r['title']}", f"status: {r['status']}"]
+    lines.append(f"checks: {r.get('checks', 0)}")
+    if r.get("reason"):
+        lines.append(f"why: {r['reason']}")
+    outcomes = r.get("outcomes")
+    if outcomes:
+        lines.append(f"outcomes seen: {', '.join(outcomes['seen']) or 'none'}")
+        if outcomes["not_seen"]:
+            lines.append(f"allowed but never seen: {', '.join(outcomes['not_seen'])}")
+    for m in r.get("masked") or []:
+        lines.append(
+            f"{m['tests']} of its tests ran with {m['requirement']} masked "
+            f"({m['declined']} steps declined, {m['set_aside']} violations set aside)"
+        )
+    c = r.get("counterexample")
+    if c:
+        lines.append(f"counterexample from {c['test']}:")
+        lines += [f"  {x};" for x in c.get("calls") or []]
+        if c.get("allowed"):
+            lines.append(f"allowed: {c['allowed']}")
+        if c.get("observed"):
+            lines.append(f"backend: {c['observed']}")
+        if c.get("trace_file"):
+            lines.append(f"trace: {c['trace_file']}")
+    return "\n".join(lines)
+
+
+def _case(r: dict[str, Any], stale: set[str], new: set[str]) -> tuple[str, str]:
+    """(the testcase element, its kind: pass / failure / skipped)."""
+    head = f"<testcase classname={_attr('acl-conformance.' + r['clause'])} name={_attr(r['id'])} time={_attr(round(sum(t['duration_s'] for t in r['tests']), 3))}>"
+    details = escape(_details(r))
+    status = r["status"]
+    if r["id"] in stale:
+        body = f'<failure type="unexpected pass" message={_attr("listed as an expected failure, and it passed: the expectations entry is stale")}>{details}</failure>'
+        kind = "failure"
+    elif r["id"] in new:
+        c = r.get("counterexample") or {}
+        msg = (c.get("message") or r.get("reason") or status).splitlines()[0]
+        body = f"<failure type={_attr(status)} message={_attr(msg)}>{details}</failure>"
+        kind = "failure"
+    elif r.get("expected_failure"):
+        e = r.get("expected_failure") or {}
+        why = f"expected failure ({e.get('key')}): {e.get('reason') or ''}" + (
+            f" {e['link']}" if e.get("link") else ""
+        )
+        body = f"<skipped message={_attr(why)}/><system-out>{details}</system-out>"
+        kind = "skipped"
+    elif status == "not_supported":
+        body = f"<skipped message={_attr('not supported: ' + (r.get('reason') or ''))}/>"
+        kind = "skipped"
+    else:
+        body = f"<system-out>{details}</system-out>"
+        kind = "pass"
+    return f"{head}{body}</testcase>", kind
+
+
+def render(report: dict[str, Any]) -> str:
+    t = report["execution_target"]
+    gate = report["gate"]
+    exp = report["expectations"]
+    stale = exp.get("stale_entries", [])
+    stale_reqs = {e["requirement"] for e in stale if e["kind"] == "requirement"}
+    new = set(exp.get("new_failures", []))
+    cases = [_case(r, stale_reqs, new) for r in report["requirements"]]
+    for e in stale:
+        if e["kind"] == "test":
+            msg = f"the test listed by entry {e['key']} passed: the entry is stale"
+            cases.append(
+                (
+                    f'<testcase classname="acl-conformance.expectations" name={_attr(e["key"])} time="0">'
+                    f'<failure type="unexpected pass" message={_attr(msg)}/></testcase>',
+                    "failure",
+                )
+            )
+    failures = sum(1 for _c, k in cases if k == "failure")
+    skipped = sum(1 for _c, k in cases if k == "skipped")
+    backend = {
+        "adapter": t["adapter"],
+        "adapter_options": t.get("adapter_options") or {},
+        "backend": t.get("backend"),
+        "version": t.get("backend_version"),
+        "capabilities": t.get("capabilities"),
+        "profile": t["profile"],
+    }
+    props = {
+        "gate": gate["result"],
+        "gate_reasons": "; ".join(gate["reasons"]),
+        "verdict": report["verdict"],
+        "verdict_headline": report.get("verdict_headline", report["verdict"]),
+        "verdict_reasons": "; ".join(report["verdict_reasons"]),
+        "profile": t["profile"],
+        "mode": report["run"]["mode"],
+        "suite": f"{report['suite']['name']} {report['suite']['version']} {report['suite']['commit']}",
+        "backend": json.dumps(backend, sort_keys=True),
+    }
+    name = f"acl-conformance {t['adapter']} {t['profile']}"
+    properties = "".join(f"<property name={_attr(k)} value={_attr(v)}/>" for k, v in props.items())
+    out = [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        f'<testsuites name={_attr(name)} tests="{len(cases)}" failures="{failures}" errors="0" skipped="{skipped}">',
+        f'<testsuite name={_attr(name)} tests="{len(cases)}" failures="{failures}" errors="0" '
+        f'skipped="{skipped}" time={_attr(report["run"].get("duration_s") or 0)} '
+        f"timestamp={_attr(report['run'].get('started') or '')}>",
+        f"<properties>{properties}</properties>",
+        *(c for c, _k in cases),
+        f"<system-out>{escape(_summary(report))}</system-out>",
+        "</testsuite>",
+        "</testsuites>",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _summary(report: dict[str, Any]) -> str:
+    gate = report["gate"]
+    lines = [
+        f"gate: {gate['result'].upper()}",
+        *(f"  - {x}" for x in gate["reasons"]),
+        f"conformance verdict: {report.get('verdict_headline', report['verdict'].upper())}",
+        *(f"  - {x}" for x in report["verdict_reasons"]),
+    ]
+    return "\n".join(lines)

@@ -293,6 +293,7 @@ class Harness:
             violations = exp.settle(result.code, **outputs)
             violations += self._check_ready_reads(thread)
             set_aside, self.model.set_aside = self.model.set_aside, []
+            unbelieved, self.model.unbelieved = self.model.unbelieved, []
         if name == "launch_gate" and result.ok:
             self.gates.append(int(result.outputs["gate"]))
         self._remember(name, args, result)
@@ -302,6 +303,10 @@ class Harness:
             v = set_aside[0]
             masked = next(r for r in (v.requirement, *v.also) if r in self.model.masks)
             raise Declined(masked, v.call or exp.label, "the backend broke it here again")
+        if unbelieved and not self.continue_past_masked:
+            req, call = unbelieved[0]
+            self.model.evidence.declined[req] += 1
+            raise Declined(req, call, "the test would rely on its promise that tasks completed")
         return result
 
     def _decline_if_masked(self, name: str, thread: int, args: dict[str, Any]) -> None:

@@ -213,11 +213,11 @@ class VarMemory:
             self.initial = contents
             self._cands = [(INITIAL,)]
 
-    def resync(self, lo: int, observed: Bytes, is_done: Callable[[Write], bool]) -> None:
-        """What was read at [lo, lo + len(observed)) is the truth from now on: the initial
-        contents and every write known complete there give way to it; writes that may
-        still run stay candidates.  (For a read whose difference from the model is charged
-        to a requirement already known to fail.)"""
+    def resync(self, lo: int, observed: Bytes) -> None:
+        """What was read at [lo, lo + len(observed)) is what the bytes hold now: it replaces
+        the initial contents there, and every write stays a candidate (a backend that broke
+        a requirement already known to fail may also have broken what the model knew of
+        completion: a write believed complete may still land).  Weaker, never unsound."""
         hi = lo + len(observed)
         if lo >= hi:
             return
@@ -227,8 +227,8 @@ class VarMemory:
         i = self._split(lo)
         j = self._split(hi)
         for k in range(i, j):
-            pending = tuple(c for c in self._cands[k] if isinstance(c, Write) and not is_done(c))
-            self._cands[k] = (INITIAL, *pending)
+            writes = tuple(c for c in self._cands[k] if isinstance(c, Write))
+            self._cands[k] = (INITIAL, *writes)
         self._merge(i, j)
 
     # -- judgement --------------------------------------------------------

@@ -102,6 +102,8 @@ class PendingRead:
     ready: bool = False
     checked: bool = False
     gates_at_completion: list[Gate] = field(default_factory=list)
+    ready_by: tuple[str, str] | None = None
+    """The promise (requirement, call) that made the read known complete."""
 
     @property
     def address(self) -> int:
@@ -166,6 +168,9 @@ class Model:
         requirements are still judged."""
         self.set_aside: list[Violation] = []
         """Violations of masked requirements since the caller last emptied the list."""
+        self.unbelieved: list[tuple[str, str]] = []
+        """Promises of completion by masked requirements that the model did not believe (a
+        test that relies on them cannot go on), since the caller last emptied the list."""
         self.order = Order()
         self.world = World(self.caps, self.order)
         self.memory: dict[tuple[int, str], VarMemory] = {}
@@ -347,11 +352,33 @@ class Model:
 
         obs = np.frombuffer(bytes(observed), dtype=np.uint8)
         mismatches = tmp.check(lo, obs, visible)
+        if mismatches and self._untouched(read, bytes(observed)):
+            promise, by = read.ready_by or ("PINNED-COMPLETE-AFTER-SYNC", "a synchronisation")
+            return self._screen(
+                [
+                    Violation(
+                        promise,
+                        f"the asynchronous read had not written its destination, though it "
+                        f"was known complete because {by} returned",
+                        call=read.label,
+                        allowed="the variable's bytes in the destination",
+                        observed=f"the destination as it was before the read: {_hex(observed)}",
+                    )
+                ]
+            )
         self._observed(read.device, read.symbol, tmp, lo, obs, visible)
         self._host_write(read.dest, read.dest_offset, bytes(observed))
         return self._screen(
             [self._diagnose(read.device, read.symbol, m, read.label) for m in mismatches]
         )
+
+    def _untouched(self, read: PendingRead, observed: bytes) -> bool:
+        """Does the destination still hold what the host last wrote there (all of it known)?"""
+        lo, hi = read.dest_offset, read.dest_offset + read.count
+        undefined = self._undefined.get(read.dest.address)
+        if undefined is not None and undefined[lo:hi].any():
+            return False
+        return bytes(read.dest.contents[lo:hi]) == observed
 
     def observe(
         self, device: int, name: str, offset: int, observed: bytes, label: str = "observation"
@@ -865,7 +892,12 @@ class Model:
     def _complete(self, clock: Clock, cause: Cause) -> None:
         """A synchronisation returned: what ``clock`` covers is done; prune and close windows.
         ``cause``: the requirement that promised it and the call (a later read that shows a
-        write did not run is charged to that promise)."""
+        write did not run is charged to that promise).  A promise of a masked requirement
+        (known to be broken) is not believed: what it covers stays as uncertain as before."""
+        if cause[0] in self.masks:
+            if not self._all_done(clock):
+                self.unbelieved.append(cause)
+            return
         self.order.complete(clock)
         still: list[Write] = []
         newly: list[Write] = []
@@ -881,6 +913,7 @@ class Model:
         for r in self._reads:
             if not r.ready and self.order.is_done(r.task):
                 r.ready = True
+                r.ready_by = cause
                 r.gates_at_completion = list(self.order.gates)
 
     def _host_write(self, buf: HostBuffer, offset: int, data: bytes) -> None:
@@ -946,7 +979,7 @@ class Model:
                 out.append(v)
             else:
                 # A known-broken requirement explains it: what was read is the truth now.
-                var.resync(m.lo, np.frombuffer(m.observed, dtype=np.uint8), self._is_done)
+                var.resync(m.lo, np.frombuffer(m.observed, dtype=np.uint8))
         return out
 
     # -- evidence -----------------------------------------------------------
@@ -992,12 +1025,13 @@ class Model:
                     )
             for w in shown:
                 self._write_evidence(w, a, b, seg, cands)
-            done = [w for w in shown if self.order.is_done(w.task)]
             unordered = [
                 (x, y)
-                for i, x in enumerate(done)
-                for y in done[i + 1 :]
+                for i, x in enumerate(shown)
+                for y in shown[i + 1 :]
                 if x.task.queue != y.task.queue
+                and not x.task.happens_before(y.task)
+                and not y.task.happens_before(x.task)
             ]
             for x, y in unordered[:1]:
                 ev.check("STREAM-UNORDERED")
@@ -1071,6 +1105,7 @@ class Model:
         writes = [c for c in m.candidates if isinstance(c, Write)]
         done = [w for w in writes if self.order.is_done(w.task)]
         req, why = "EFFECT-BYTES", "the bytes match no copy that may have run"
+        also: tuple[str, ...] = ()
         rejected = [r for r in self._rejected.get((device, sym.name), ()) if r.source is not None]
         if any(self._explains(var, w, m) for w in m.blocked):
             w = next(w for w in m.blocked if self._explains(var, w, m))
@@ -1081,19 +1116,24 @@ class Model:
             else:
                 req = "STREAM-FIFO"
                 why = "a copy ran before a task ahead of it in its stream (a closed gate) had finished"
-        elif self._other_instance_explains(device, sym, m):
+        elif (other := self._other_instance_write(device, sym, m)) is not None:
             req, why = (
                 "DEVICE-INSTANCE",
-                "the bytes were written to the same variable on another device",
+                f"the bytes were written to the same variable on another device ({other.label})",
             )
+            # A copy that should have been complete at its return and ran later, once
+            # another device was current, lands there too.
+            late = {"pageable": "PAGEABLE-BLOCKS", "sync": "TOSYMBOL-SYNC"}.get(other.mode)
+            also = (late,) if late else ()
         elif any(self._explains(var, w, m) for w in var.retired):
             # The most recent overwritten write that shows through names the broken order.
             old = next(w for w in reversed(var.retired) if self._explains(var, w, m))
-            req, why = self._overwritten(old, done)
+            req, why, also = self._overwritten(old, done)
         elif done and self._explains(var, INITIAL, m):
             w = done[-1]
             promise, by = self._meta[w.wid].done_by or ("PINNED-COMPLETE-AFTER-SYNC", "")
             req = promise
+            also = _some(_OWN_PROMISE.get(w.mode))
             why = f"a copy known complete ({w.label}) did not land" + (
                 f": it was known complete because {by} returned" if by and by != w.label else ""
             )
@@ -1102,6 +1142,7 @@ class Model:
                 "PAGEABLE-SOURCE-REUSE",
                 "the bytes are the pageable source as changed after the call returned",
             )
+            also = ("PAGEABLE-BLOCKS",)  # a copy that read its source late ran late
         elif any(_rejected_explains(r, m) for r in rejected):
             r = next(r for r in rejected if _rejected_explains(r, m))
             req, why = "HYGIENE-NO-WRITE", f"the bytes are those of a rejected call ({r.label})"
@@ -1136,35 +1177,73 @@ class Model:
             allowed="; or ".join(allowed) or "nothing (every candidate was blocked)",
             observed=_hex(m.observed),
             details=details,
+            also=tuple(r for r in also if r != req),
         )
 
-    def _overwritten(self, old: Write, done: list[Write]) -> tuple[str, str]:
+    def _overwritten(self, old: Write, done: list[Write]) -> tuple[str, str, tuple[str, ...]]:
+        """(requirement, why, other readings) of an overwritten copy that shows through.
+
+        It ran late: after a copy that should hide it.  If it was known complete before
+        that copy was issued, the promise that said so was false; else the order between
+        them (stream order, an event) was broken.  Other readings: the copy's own call
+        promised completion at its return (pageable, synchronous), or the hiding copy
+        never ran, though a call said it had."""
         hider = next((d for d in done if old.task.happens_before(d.task)), None)
+        own = _OWN_PROMISE.get(old.mode)
         if hider is None:
-            return "STREAM-FIFO", f"an overwritten copy ({old.label}) shows through"
+            return "STREAM-FIFO", f"an overwritten copy ({old.label}) shows through", _some(own)
+        others = _some(own, self._promise(hider), _OWN_PROMISE.get(hider.mode))
+        if covers(self._meta[hider.wid].issued_done, old.task.queue, old.task.index):
+            mine = self._promise(old) or "PINNED-COMPLETE-AFTER-SYNC"
+            by = (self._meta[old.wid].done_by or ("", ""))[1]
+            fifo = ("STREAM-FIFO",) if hider.task.queue == old.task.queue else ()
+            return (
+                mine,
+                f"{old.label} was known complete"
+                + (f" (because {by} returned)" if by and by != old.label else "")
+                + f" before {hider.label} was issued, yet its bytes are on top",
+                _some(*others, *fifo),
+            )
         if hider.task.queue == old.task.queue:
             return (
                 "STREAM-FIFO",
                 f"{old.label} ran after {hider.label}, which was issued after it on the same stream",
-            )
-        if covers(self._meta[hider.wid].issued_done, old.task.queue, old.task.index):
-            return (
-                "PINNED-COMPLETE-AFTER-SYNC",
-                f"{old.label} was known complete before {hider.label} was issued, yet its bytes are on top",
+                others,
             )
         return (
             "STREAM-EVENT-ORDER",
             f"{old.label} ran after {hider.label}, which an event ordered after it",
+            others,
         )
 
-    def _other_instance_explains(self, device: int, sym: Symbol, m: Mismatch) -> bool:
+    def _promise(self, w: Write) -> str | None:
+        """The requirement whose promise made ``w`` known complete (a synchronisation, a
+        query, or its own call for a copy complete at return)."""
+        cause = self._meta[w.wid].done_by
+        return cause[0] if cause is not None else None
+
+    def _other_instance_write(self, device: int, sym: Symbol, m: Mismatch) -> Write | None:
+        """A write to the same variable on another device that explains the mismatch (with
+        the others made there, overwritten since or not, if one alone does not)."""
+        obs = np.frombuffer(m.observed, dtype=np.uint8)
         for (d, name), var in self.memory.items():
             if d == device or name != sym.name:
                 continue
-            for _a, _b, cands in var.segments(m.lo, m.hi):
-                if any(isinstance(c, Write) and self._explains(var, c, m) for c in cands):
-                    return True
-        return False
+            there = [
+                c
+                for _a, _b, cands in var.segments(m.lo, m.hi)
+                for c in cands
+                if isinstance(c, Write)
+            ] + [w for w in var.retired if w.offset < m.hi and m.lo < w.end]
+            one = next((w for w in there if self._explains(var, w, m)), None)
+            if one is not None:
+                return one
+            mask = np.zeros(len(obs), dtype=bool)
+            for w in there:
+                var.mark(w, m.lo, m.hi, obs, mask)
+            if there and mask.all():
+                return there[-1]
+        return None
 
     def _source_now_explains(self, w: Write, m: Mismatch) -> bool:
         meta = self._meta[w.wid]
@@ -1172,6 +1251,15 @@ class Model:
             return False
         lo = meta.source_offset + (m.lo - w.offset)
         return bytes(meta.source.contents[lo : lo + (m.hi - m.lo)]) == m.observed
+
+
+_OWN_PROMISE = {"pageable": "PAGEABLE-BLOCKS", "sync": "TOSYMBOL-SYNC"}
+"""What a copy's own call promises: complete at its return."""
+
+
+def _some(*requirements: str | None) -> tuple[str, ...]:
+    """The requirements given, each once, in order, without None."""
+    return tuple(dict.fromkeys(r for r in requirements if r))
 
 
 def _rejected_explains(r: _Rejected, m: Mismatch) -> bool:

@@ -14,6 +14,7 @@ profile.  The two profiles fold the same list differently:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ from .constants import (
     ACL_ERROR_RT_STREAM_CONTEXT,
     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
     ACL_HOST_REG_PINNED,
+    ACL_SUCCESS,
     FROM_SYMBOL_KINDS,
     HOST_REGISTER_ALIGNMENT,
     SIZE_MAX,
@@ -284,29 +286,39 @@ class Profile:
                         MUST if pinned and not either else MAY,
                     )
                 )
+        # Checks this call passes that a backend could get wrong and reject it for, with a
+        # code of their own: the end-exact bound, the NULL stream.  A rejection with the
+        # wrong code may be theirs as well as the failing check's.
+        shadow = [
+            *(["STREAM-NULL-DEFAULT"] if stream == 0 and world.caps.default_stream else []),
+            *([req("BOUNDS-END-EXACT")] if sym is not None and offset + count == sym.size else []),
+        ]
         if sym is None or (is_async and target is None) or rng is None:
-            return self.fold(checks, _impossible)
+            return _shadowed(self.fold(checks, _impossible), shadow)
         # What a refusal of this valid copy breaks: the first is cited, the others are
         # kept so that a report can tell an ambiguous failure from a clear one.
         candidates = [
             *(["TOSYMBOL-SYNC"] if not is_async else []),
             *(["STREAM-NULL-DEFAULT"] if stream == 0 else []),
-            *([req("BOUNDS-END-EXACT")] if offset + count == sym.size else []),
+            *shadow,
         ]
         success_req, *also = dict.fromkeys(candidates or ["KIND-ACCEPTED"])
         partly = either or (rng.any_pinned and not rng.all_pinned)
         effect = fx.CopyToSymbol(
             sym, device, offset, count, rng.buffer, rng.offset, mode, target, partly
         )
-        return self.fold(
-            checks,
-            Alternative(
-                SUCCESS,
-                effect,
-                success_req,
-                f"a valid {mode} copy into {sym.name} succeeds",
-                tuple(also),
+        return _shadowed(
+            self.fold(
+                checks,
+                Alternative(
+                    SUCCESS,
+                    effect,
+                    success_req,
+                    f"a valid {mode} copy into {sym.name} succeeds",
+                    tuple(also),
+                ),
             ),
+            shadow,
         )
 
     def rule_memcpy_from_symbol(
@@ -1036,6 +1048,22 @@ class Profile:
 _impossible = Alternative(SUCCESS, None, None, "")
 """A placeholder success for calls that cannot succeed; fold drops it unless a
 check said the call may go on, in which case success without effect is allowed."""
+
+
+def _shadowed(outcome: Outcome, shadow: list[str]) -> Outcome:
+    """``outcome`` with ``shadow`` added to what each rejection could also be charged to."""
+    if not shadow:
+        return outcome
+    return Outcome(
+        tuple(
+            a
+            if ACL_SUCCESS in a.codes
+            else dataclasses.replace(
+                a, also=tuple(dict.fromkeys([*a.also, *(r for r in shadow if r != a.requirement)]))
+            )
+            for a in outcome.alternatives
+        )
+    )
 
 
 def _failing_after(checks: list[Check], profile: str) -> tuple[str, ...]:

@@ -23,6 +23,9 @@ class Variant:
     """Profile -> the requirement that must catch it there (empty: legal everywhere)."""
     legal: tuple[str, ...] = ()
     """Profiles under which the behaviour is legal (the suite must pass)."""
+    breaks: tuple[str, ...] = ()
+    """For a combination of bugs: every requirement they break (each must fail, and no
+    other requirement may be left failing or undecided)."""
 
     @property
     def kind(self) -> str:
@@ -45,6 +48,27 @@ def _mutant(
         cls,
         dict.fromkeys(profiles, requirement),
         legal,
+    )
+
+
+def _combo(name: str, *parts: str) -> Variant:
+    """Several catalogue mutants in one backend (their classes combined: each overrides
+    what it changes and hands the rest on)."""
+    mutants = [_BY_CLASS_NAME[p] for p in parts]
+    cls = type(
+        "".join(getattr(m.build, "__name__", "") for m in mutants) or name,
+        tuple(m.build for m in mutants),  # type: ignore[misc]
+        {"__doc__": " + ".join(m.description for m in mutants), "__module__": m.__name__},
+    )
+    profiles = tuple(p for p in BOTH if all(m.is_mutant(p) for m in mutants))
+    breaks = tuple(m.catches[profiles[0]] for m in mutants)
+    return Variant(
+        name,
+        "; ".join(f"{m.name}: {m.description}" for m in mutants),
+        cls,
+        dict.fromkeys(profiles, breaks[0]),
+        tuple(p for p in BOTH if p not in profiles),
+        breaks,
     )
 
 
@@ -121,6 +145,17 @@ CATALOGUE: tuple[Variant, ...] = (
         ("spec",),
     ),
 )
+
+_BY_CLASS_NAME = {v.name: v for v in CATALOGUE}
+
+COMBINATIONS: tuple[Variant, ...] = (
+    _combo("three-bugs", "d2h-accepted", "interior-pointer-accepted", "query-always-complete"),
+    _combo("three-bugs-timing", "bound-lt", "pageable-deferred", "event-wait-ignored"),
+)
+"""Backends with several bugs in different areas: each bug must be found and charged to
+its own requirement, and every other requirement still decided (see issue 10)."""
+
+CATALOGUE = CATALOGUE + COMBINATIONS
 
 BY_NAME: dict[str, Variant] = {v.name: v for v in CATALOGUE}
 

@@ -163,13 +163,16 @@ class SourceOffByOne(_Helpers):
 
 
 class PageableDeferred(_Helpers):
-    """A pageable copy is not made at the call but at the next synchronisation (reading the
-    source then)."""
+    """A pageable copy is not made at the call but at the next synchronisation of its stream
+    or device (reading the source then); it does wait for its stream first."""
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self._deferred: list[tuple[int, int, int, int, int]] = []
+        self._deferred: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = {}
         self._dlock = threading.Lock()
+
+    def _device_now(self) -> int:
+        return self.get_device()[1]
 
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
@@ -185,23 +188,34 @@ class PageableDeferred(_Helpers):
         if valid and offset + count <= (size or 0) and self._pageable(src):
             code, _ = self.stream_query(stream)
             if code == ACL_SUCCESS:
+                super().synchronize_stream(stream)
                 with self._dlock:
-                    self._deferred.append((symbol, src, count, offset, kind))
+                    key = (self._device_now(), stream)
+                    self._deferred.setdefault(key, []).append((symbol, src, count, offset, kind))
                 return ACL_SUCCESS
         return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
 
-    def _flush(self) -> None:
+    def _flush(self, match: Any) -> None:
         with self._dlock:
-            todo, self._deferred = self._deferred, []
-        for symbol, src, count, offset, kind in todo:
+            keys = [k for k in self._deferred if match(k)]
+            todo = [(k[0], c) for k in keys for c in self._deferred.pop(k)]
+        here = self._device_now()
+        for device, (symbol, src, count, offset, kind) in todo:
+            # In the device the copy was issued on, as the call would have made it.
+            if device != here:
+                super().set_device(device)
             super().memcpy_to_symbol(symbol, src, count, offset, kind)
+            if device != here:
+                super().set_device(here)
 
     def synchronize_stream(self, stream: int) -> int:
-        self._flush()
+        here = self._device_now()
+        self._flush(lambda k: k[1] == stream and (stream != 0 or k[0] == here))
         return super().synchronize_stream(stream)
 
     def synchronize_device(self) -> int:
-        self._flush()
+        here = self._device_now()
+        self._flush(lambda k: k[0] == here)
         return super().synchronize_device()
 
 

@@ -134,12 +134,18 @@ def test_address_is_fetched_per_device(harness: Harness) -> None:
 
 @pytest.mark.requirement("DEVICE-RESET-CONTENTS", "DEVICE-CALLS")
 def test_contents_after_a_device_reset(fresh_harness: Harness) -> None:
+    # Page-locked copies and explicit synchronisations: nothing here rests on how
+    # pageable copies complete.
     h = fresh_harness
-    src = h.pageable(64, ops.pattern(67, 64))
-    ops.to_symbol_async(h, VAR, src, count=64)
+    src = h.pinned(128, ops.pattern(67, 128))
+    s = h.stream()
+    ops.to_symbol_async(h, VAR, src, count=64, stream=s)
+    ops.sync(h, s)
     h.call("reset_device", device_id=0)
     h.call("set_device", device_id=0)
     h.observe(VAR)  # anything is accepted, and becomes the new starting point
-    src2 = h.pageable(64, ops.pattern(68, 64))
-    ops.to_symbol_async(h, VAR, src2, count=64, offset=64)
+    h.write(src, 64, ops.pattern(68, 64))
+    s = h.stream()  # the reset destroyed the first one
+    ops.to_symbol_async(h, VAR, src, count=64, offset=64, stream=s, src_offset=64)
+    ops.sync(h, s)
     assert h.observe(VAR)[64:128] == ops.pattern(68, 64)

@@ -51,6 +51,10 @@ class Capabilities:
     """launch_gate / open_gate: a host task that blocks a stream until opened."""
     threads: bool = True
     """Several host threads may call at once."""
+    symbol_apis: bool = True
+    """The backend has the symbol APIs (aclrtMemcpyToSymbolAsync and its siblings).  A
+    release without them (CANN before 9.1.0; its ACL version number does not tell) says
+    False, and every requirement is reported not supported."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,14 @@ class Adapter(ABC):
     """One backend.  Every method returns the aclError code first."""
 
     name: str = "adapter"
+
+    isolation: str = "run"
+    """How long one instance of the backend may serve the suite: ``"run"`` (one per worker
+    process: every test of the worker, each example and shrink step), ``"test"`` (a fresh
+    instance for each test), ``"example"`` (a fresh one for every harness: each Hypothesis
+    example and shrink step).  A backend whose state outlives a test (a per-process table
+    that fills up, a leak) must not fail a later test: such a backend asks for more
+    isolation, at the cost of starting it more often."""
 
     calls_may_hang: bool = True
     """Whether a call can fail to return (a real runtime, a driver, a third-party backend).

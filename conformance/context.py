@@ -158,8 +158,18 @@ class Suite:
                 self._adapter = self.new_adapter()
             return self._adapter
 
-    def discard(self) -> None:
-        """Drop the adapter (it hung or crashed); the next test gets a fresh one."""
+    def isolation(self) -> str:
+        """How long one instance of the backend serves (the adapter's ``isolation``)."""
+        return str(getattr(self.adapter().inner, "isolation", "run"))
+
+    def next_test(self) -> None:
+        """A new test (or attempt) begins: a backend isolated per test starts afresh."""
+        if self._adapter is not None and self.isolation() == "test":
+            self.discard(restart=False)
+
+    def discard(self, restart: bool = True) -> None:
+        """Drop the adapter (it hung or crashed; or its isolation ends); the next test gets
+        a fresh one.  ``restart``: count it as a restart after a failure."""
         with self._lock:
             if self._adapter is not None:
                 try:
@@ -168,7 +178,7 @@ class Suite:
                     pass  # it hung once already: abandoned, the next test gets a fresh one
                 finally:
                     self._adapter = None
-                    self.restarts += 1
+                    self.restarts += int(restart)
 
     @contextmanager
     def harness(self, fresh: bool = False) -> Iterator[Harness]:
@@ -177,6 +187,7 @@ class Suite:
         sticky = self._sticky
         if sticky is not None and sticky[0] == _current_test():
             raise copy.copy(sticky[1])
+        fresh = fresh or self.isolation() == "example"
         adapter = self.new_adapter() if fresh else self.adapter()
         h = Harness(
             adapter,

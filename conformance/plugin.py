@@ -57,6 +57,9 @@ from .harness import Harness
 from .runstate import RunState
 from .trace import TRACE_FORMAT
 
+NO_SYMBOL_APIS = (
+    "the backend does not have the symbol APIs (aclrtMemcpyToSymbolAsync and its siblings)"
+)
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
 NOT_SUPPORTED = results.NOT_SUPPORTED
@@ -453,6 +456,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _expected_without_shrinking(item)
     config = item.config
     suite = config.stash[_SUITE]
+    suite.next_test()
     suite.masks = _masks(item, suite)
     suite.evidence = Evidence()
     suite.test_id = suite_id(item)
@@ -468,11 +472,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         }
         item.user_properties.append(("backend", info))
         config.stash[_BACKEND_SENT] = True
+    caps = suite.adapter().capabilities()
+    if not caps.symbol_apis:
+        pytest.skip(f"{NOT_SUPPORTED}{NO_SYMBOL_APIS}")
     need = item.get_closest_marker("needs")
     if need is None:
         return
-    suite = item.config.stash[_SUITE]
-    caps = suite.adapter().capabilities()
     for name, wanted in need.kwargs.items():
         have = getattr(caps, name)
         if (isinstance(wanted, bool) and have != wanted) or (

@@ -362,6 +362,10 @@ def verdict(
     lacks); an expected failure is still a failure.  What SHOULD and MAY requirements
     lack is said after the reasons, and does not decide."""
     reasons = []
+    if rows and all(r["status"] == "not_supported" for r in rows):
+        # Nothing could be checked: the product does not offer what the spec describes.
+        why = next((r["reason"] for r in rows if r.get("reason")), None)
+        return "not supported", [f"every requirement is not supported: {why or 'see the rows'}"]
     for r in rows:
         if r["level"] == "MUST" and r["status"] in NOT_MET:
             why = f": {r['reason']}" if r.get("reason") and r["status"] == "unknown" else ""

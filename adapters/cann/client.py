@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from acl_conformance.adapters.base import CallTimeout
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 STDERR_TAIL = 1500
 """Characters of the agent's stderr quoted when it dies."""
 READ_CHUNK = 1 << 20

@@ -31,6 +31,13 @@
  * `open_gate` releases it.  Host buffers live here: page-locked ones from
  * aclrtMallocHost, pageable ones from malloc.
  *
+ * The symbol APIs (aclrtGetSymbolAddress, aclrtGetSymbolSize, aclrtMemcpy{To,From}Symbol
+ * and their Async forms) are not linked: CANN before 9.1.0 does not have them, and its ACL
+ * version number (1.17.0 either way) does not tell.  They are looked up with
+ * dlsym(RTLD_DEFAULT, ...) at start-up, so the agent builds and loads against a library
+ * without them; `hello` says which are absent, and a request for an absent one answers
+ * ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000) without calling anything.
+ *
  * Written for acl-conformance; C++17, no dependencies beyond the ACL library.
  */
 #include <acl/acl.h>
@@ -61,11 +68,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include <dlfcn.h>
 #include <poll.h>
 #include <unistd.h>
 
-#define AGENT_VERSION "0.1.0"
-#define PROTOCOL_VERSION 1
+#define AGENT_VERSION "0.2.0"
+#define PROTOCOL_VERSION 2
 
 /* ------------------------------------------------------------ fixtures -- */
 /* Names, sizes and declaration order are those of the simulator's DEFAULT_FIXTURES. */
@@ -106,6 +114,58 @@ static const size_t kFixtureCount = sizeof kFixtures / sizeof kFixtures[0];
 
 /* Readable memory holding no stream or event magic: the suite's "invalid handle". */
 alignas(64) static unsigned char g_not_a_handle[4096];
+
+/* --------------------------------------------------------- symbol APIs -- */
+/* Signatures written out here (a vendor header without the symbol APIs declares none of
+ * them); the agent never names the functions themselves, so nothing links against them. */
+
+typedef aclError (*GetSymbolAddressFn)(const void *symbol, void **devPtr);
+typedef aclError (*GetSymbolSizeFn)(const void *symbol, size_t *size);
+typedef aclError (*MemcpyToSymbolFn)(const void *symbol, const void *src, size_t count, size_t offset,
+                                     aclrtMemcpyKind kind);
+typedef aclError (*MemcpyToSymbolAsyncFn)(const void *symbol, const void *src, size_t count, size_t offset,
+                                          aclrtMemcpyKind kind, aclrtStream stream);
+typedef aclError (*MemcpyFromSymbolFn)(void *dst, size_t dstMax, const void *symbol, size_t count, size_t offset,
+                                       aclrtMemcpyKind kind);
+typedef aclError (*MemcpyFromSymbolAsyncFn)(void *dst, size_t dstMax, const void *symbol, size_t count,
+                                            size_t offset, aclrtMemcpyKind kind, aclrtStream stream);
+
+static const long long kFeatureNotSupport = 207000; /* ACL_ERROR_RT_FEATURE_NOT_SUPPORT */
+
+struct SymbolApis {
+    GetSymbolAddressFn get_symbol_address = nullptr;
+    GetSymbolSizeFn get_symbol_size = nullptr;
+    MemcpyToSymbolFn memcpy_to_symbol = nullptr;
+    MemcpyToSymbolAsyncFn memcpy_to_symbol_async = nullptr;
+    MemcpyFromSymbolFn memcpy_from_symbol = nullptr;
+    MemcpyFromSymbolAsyncFn memcpy_from_symbol_async = nullptr;
+    std::string missing; /* the absent ones, comma-separated */
+};
+/* Set in main, before the first request is read; read-only after.  On the heap and never
+ * destroyed, like State below. */
+static SymbolApis &g_sym = *new SymbolApis;
+
+template <typename Fn>
+static void find_symbol_api(Fn &out, const char *name)
+{
+    void *p = dlsym(RTLD_DEFAULT, name); /* the executable and every library loaded with it */
+    if (p == nullptr) {
+        g_sym.missing += (g_sym.missing.empty() ? "" : ",") + std::string(name);
+        return;
+    }
+    static_assert(sizeof(Fn) == sizeof(void *), "function and object pointers differ in size");
+    std::memcpy(&out, &p, sizeof p); /* POSIX: dlsym's result is the function's address */
+}
+
+static void find_symbol_apis()
+{
+    find_symbol_api(g_sym.get_symbol_address, "aclrtGetSymbolAddress");
+    find_symbol_api(g_sym.get_symbol_size, "aclrtGetSymbolSize");
+    find_symbol_api(g_sym.memcpy_to_symbol, "aclrtMemcpyToSymbol");
+    find_symbol_api(g_sym.memcpy_to_symbol_async, "aclrtMemcpyToSymbolAsync");
+    find_symbol_api(g_sym.memcpy_from_symbol, "aclrtMemcpyFromSymbol");
+    find_symbol_api(g_sym.memcpy_from_symbol_async, "aclrtMemcpyFromSymbolAsync");
+}
 
 /* --------------------------------------------------------------- state -- */
 
@@ -481,25 +541,48 @@ static void execute(Request &r)
         reply(id, ACL_SUCCESS, {}, (const char *)src, count, true);
     } else if (cmd == "get_symbol_address") {
         void *dev = nullptr;
-        aclError code = aclrtGetSymbolAddress(arg_ptr(r, 1), arg_u64(r, 2) ? nullptr : &dev);
+        const void *symbol = arg_ptr(r, 1);
+        void **out = arg_u64(r, 2) ? nullptr : &dev;
+        auto fn = g_sym.get_symbol_address;
+        long long code = fn != nullptr ? fn(symbol, out) : kFeatureNotSupport; /* before ptr(dev) */
         reply(id, code, {ptr(dev)});
     } else if (cmd == "get_symbol_size") {
         size_t size = 0;
-        aclError code = aclrtGetSymbolSize(arg_ptr(r, 1), arg_u64(r, 2) ? nullptr : &size);
+        const void *symbol = arg_ptr(r, 1);
+        size_t *out = arg_u64(r, 2) ? nullptr : &size;
+        auto fn = g_sym.get_symbol_size;
+        long long code = fn != nullptr ? fn(symbol, out) : kFeatureNotSupport; /* before u64(size) */
         reply(id, code, {u64(size)});
     } else if (cmd == "memcpy_to_symbol_async") {
-        reply(id, aclrtMemcpyToSymbolAsync(arg_ptr(r, 1), arg_ptr(r, 2), (size_t)arg_u64(r, 3),
-                                           (size_t)arg_u64(r, 4), arg_kind(r, 5), arg_ptr(r, 6)));
+        const void *symbol = arg_ptr(r, 1), *src = arg_ptr(r, 2);
+        size_t count = (size_t)arg_u64(r, 3), offset = (size_t)arg_u64(r, 4);
+        aclrtMemcpyKind kind = arg_kind(r, 5);
+        aclrtStream stream = arg_ptr(r, 6);
+        auto fn = g_sym.memcpy_to_symbol_async;
+        reply(id, fn != nullptr ? fn(symbol, src, count, offset, kind, stream) : kFeatureNotSupport);
     } else if (cmd == "memcpy_to_symbol") {
-        reply(id, aclrtMemcpyToSymbol(arg_ptr(r, 1), arg_ptr(r, 2), (size_t)arg_u64(r, 3),
-                                      (size_t)arg_u64(r, 4), arg_kind(r, 5)));
+        const void *symbol = arg_ptr(r, 1), *src = arg_ptr(r, 2);
+        size_t count = (size_t)arg_u64(r, 3), offset = (size_t)arg_u64(r, 4);
+        aclrtMemcpyKind kind = arg_kind(r, 5);
+        auto fn = g_sym.memcpy_to_symbol;
+        reply(id, fn != nullptr ? fn(symbol, src, count, offset, kind) : kFeatureNotSupport);
     } else if (cmd == "memcpy_from_symbol") {
-        reply(id, aclrtMemcpyFromSymbol(arg_ptr(r, 1), (size_t)arg_u64(r, 2), arg_ptr(r, 3),
-                                        (size_t)arg_u64(r, 4), (size_t)arg_u64(r, 5), arg_kind(r, 6)));
+        void *dst = arg_ptr(r, 1);
+        size_t dst_max = (size_t)arg_u64(r, 2);
+        const void *symbol = arg_ptr(r, 3);
+        size_t count = (size_t)arg_u64(r, 4), offset = (size_t)arg_u64(r, 5);
+        aclrtMemcpyKind kind = arg_kind(r, 6);
+        auto fn = g_sym.memcpy_from_symbol;
+        reply(id, fn != nullptr ? fn(dst, dst_max, symbol, count, offset, kind) : kFeatureNotSupport);
     } else if (cmd == "memcpy_from_symbol_async") {
-        reply(id, aclrtMemcpyFromSymbolAsync(arg_ptr(r, 1), (size_t)arg_u64(r, 2), arg_ptr(r, 3),
-                                             (size_t)arg_u64(r, 4), (size_t)arg_u64(r, 5),
-                                             arg_kind(r, 6), arg_ptr(r, 7)));
+        void *dst = arg_ptr(r, 1);
+        size_t dst_max = (size_t)arg_u64(r, 2);
+        const void *symbol = arg_ptr(r, 3);
+        size_t count = (size_t)arg_u64(r, 4), offset = (size_t)arg_u64(r, 5);
+        aclrtMemcpyKind kind = arg_kind(r, 6);
+        aclrtStream stream = arg_ptr(r, 7);
+        auto fn = g_sym.memcpy_from_symbol_async;
+        reply(id, fn != nullptr ? fn(dst, dst_max, symbol, count, offset, kind, stream) : kFeatureNotSupport);
     } else if (cmd == "launch_gate") {
         aclrtStream stream = arg_ptr(r, 1);
         Gate *gate = new Gate;
@@ -539,7 +622,8 @@ static void hello(const std::string &id)
 #endif
     reply(id, ACL_SUCCESS,
           {std::to_string(PROTOCOL_VERSION), AGENT_VERSION, mode, std::to_string((long long)getpid()),
-           ptr(g_not_a_handle), std::to_string(code), u64(count)});
+           ptr(g_not_a_handle), std::to_string(code), u64(count), g_sym.missing.empty() ? "1" : "0",
+           g_sym.missing.empty() ? "-" : g_sym.missing});
 }
 
 static void fixtures(const std::string &id)
@@ -854,6 +938,7 @@ int main()
     g = new State;
     g_in = new Input;
     std::memset(g_not_a_handle, 0xA5, sizeof g_not_a_handle);
+    find_symbol_apis();
 #ifdef ACL_CONFORMANCE_REGISTER_VARIABLES
     if (register_fixtures() != 0) {
         return 3;

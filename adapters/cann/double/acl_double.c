@@ -39,6 +39,12 @@
  *                                                    stream and reads its source late
  *   faults         ACL_DOUBLE_FAULT_SEGV_ON=<fn>     the exported function <fn> segfaults
  *                  ACL_DOUBLE_FAULT_HANG_SYNC        aclrtSynchronizeStream never returns
+ *                  ACL_DOUBLE_FAULT_STREAM_LIMIT=<n> after <n> streams created in the process
+ *                                                    (destroyed or not, on any device),
+ *                                                    aclrtCreateStream fails with 207008: state
+ *                                                    that outlives a test
+ *   releases       ACL_DOUBLE_NO_SYMBOL_APIS         the six symbol APIs are not exported, as
+ *                                                    in CANN before 9.1.0
  * Environment: ACL_DOUBLE_DEVICES (device count, default 2, at most 64),
  * ASCEND_RT_VISIBLE_DEVICES (which of them the process sees, as on CANN).
  */
@@ -629,6 +635,12 @@ static const char *variant_text(void)
 #ifdef ACL_DOUBLE_FAULT_HANG_SYNC
            " fault=hang-sync"
 #endif
+#ifdef ACL_DOUBLE_FAULT_STREAM_LIMIT
+           " fault=stream-limit-" STR(ACL_DOUBLE_FAULT_STREAM_LIMIT)
+#endif
+#ifdef ACL_DOUBLE_NO_SYMBOL_APIS
+           " no-symbol-apis"
+#endif
         ;
 }
 
@@ -869,6 +881,20 @@ aclError aclrtSynchronizeDevice(void)
 
 /* -------------------------------------------------------------- streams -- */
 
+/* The stream-limit fault: streams created in this process, ever (caller holds g_mu).
+ * Counts one creation when it is allowed. */
+static int stream_limit_reached(void)
+{
+#ifdef ACL_DOUBLE_FAULT_STREAM_LIMIT
+    static unsigned long created;
+    if (created >= (unsigned long)(ACL_DOUBLE_FAULT_STREAM_LIMIT)) {
+        return 1;
+    }
+    created++;
+#endif
+    return 0;
+}
+
 aclError aclrtCreateStream(aclrtStream *stream)
 {
     ENTER();
@@ -882,7 +908,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
     unsigned gen;
     if (!current_locked(&dev, &gen)) {
         code = ACL_ERROR_RT_CONTEXT_NULL;
-    } else if (g_dev[dev].nstreams + 1 >= MAX_STREAMS) {
+    } else if (g_dev[dev].nstreams + 1 >= MAX_STREAMS || stream_limit_reached()) {
         code = ACL_ERROR_RT_NO_STREAM_RESOURCE;
     } else {
         stream_t *s = stream_new(dev, gen, 0);
@@ -1368,6 +1394,8 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     return copy_on_stream(dst, src, count, stream, host, 0);
 }
 
+#ifndef ACL_DOUBLE_NO_SYMBOL_APIS /* the symbol APIs and their helpers */
+
 /*
  * GetSymbolInfo and the bounds checks, in CANN's order: a current context (107002),
  * the exact symbol (107043), offset + count overflowing size_t (500001), past the end
@@ -1559,3 +1587,5 @@ aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol
     }
     return copy_on_stream(dst, src, count, stream, dst, 0);
 }
+
+#endif /* ACL_DOUBLE_NO_SYMBOL_APIS */

@@ -102,11 +102,22 @@ def merge(runs: list[list[pytest.TestReport]]) -> list[pytest.TestReport]:
     ]
     if "declined_by" in last:
         base.user_properties.append(("declined_by", last["declined_by"]))
+    if calls[-1] is not base and not calls[-1].passed and not calls[-1].skipped:
+        # How the last attempt ended, when that is not the failure reported above.
+        base.user_properties.append(("last_message", str(calls[-1].longrepr)[-3000:]))
     base.duration = sum(c.duration for c in calls)
     return [setup, base, *teardown]
 
 
-_MERGED = {"evidence", "failures", "attempts", "masks", "last_status", "declined_by"}
+_MERGED = {
+    "evidence",
+    "failures",
+    "attempts",
+    "masks",
+    "last_status",
+    "declined_by",
+    "last_message",
+}
 
 
 def _status(call: pytest.TestReport) -> str:

@@ -118,6 +118,7 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
         "attempts": int(props.get("attempts") or 1),
         "completed": last in DONE,
         "declined_by": props.get("declined_by"),
+        "last_message": props.get("last_message"),
     }
 
 

@@ -5,7 +5,9 @@ it (``--acl-adapter acl_conformance.adapters.variants:variant``):
 
 - a *mutant* runs the tests of the requirement that must catch it; it is
   *caught* when one of them fails citing that requirement;
-- a *legal variant* runs the whole suite; it is *accepted* when nothing fails.
+- a *legal variant* runs the whole suite; it is *accepted* when nothing fails;
+- a *combination* of bugs runs the whole suite; it is *caught* when exactly the
+  requirements its bugs break fail and every other requirement is decided.
 
 Results carry the time to the first failure that cites the requirement (the
 sum of the test durations up to it, in execution order) and the length of its
@@ -102,7 +104,10 @@ def check(
     Hypothesis test other than the ci profile's)."""
     req = variant.catches.get(profile)
     mutant = req is not None
-    extra = ["--acl-requirement", req, "--acl-stop-on", req] if req is not None else []
+    combo = mutant and bool(variant.breaks)
+    extra = (
+        ["--acl-requirement", req, "--acl-stop-on", req] if req is not None and not combo else []
+    )
     if workers:
         extra += ["-n", str(workers)]
     if examples is not None:
@@ -136,7 +141,16 @@ def check(
             {str(r["failed_requirement"]) for r in failed if r["failed_requirement"]}
         ),
     )
-    if mutant:
+    if combo:
+        from acl_conformance import reports
+
+        rows = reports.build(doc, {}, {})["requirements"]
+        bad = {r["id"]: r["status"] for r in rows if r["status"] != "pass"}
+        res.failed_requirements = sorted(bad)
+        res.ok = bad == dict.fromkeys(variant.breaks, "fail")
+        res.verdict = "caught" if res.ok else "survived"
+        res.detail = f"not passing: {bad}; expected to fail: {list(variant.breaks)}"
+    elif mutant:
         res.ok = first is not None
         res.verdict = "caught" if res.ok else "survived"
     else:

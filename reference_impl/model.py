@@ -1240,7 +1240,9 @@ class Model:
                 return one
             mask = np.zeros(len(obs), dtype=bool)
             for w in there:
-                var.mark(w, m.lo, m.hi, obs, mask)
+                x, y = max(m.lo, w.offset), min(m.hi, w.end)
+                # Views of the arrays: mark() fills in the part this write covers.
+                var.mark(w, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
             if there and mask.all():
                 return there[-1]
         return None

@@ -198,6 +198,61 @@ def test_an_unexpected_pass_fails_the_gate_and_a_stale_entry_is_reported(
     assert report["expectations"]["unused"] == ["test_kinds.py::test_no_such_test"]
     assert "unexpected pass of" in out and "remove the entry" in out
     assert "entry 'test_kinds.py::test_no_such_test' matched no test that ran" in out
+    # the gate fails, the backend is conformant: both said, and a CI dashboard sees red
+    assert "gate: FAIL" in out and "verdict: CONFORMANT" in out
+    assert report["gate"]["result"] == "fail" and report["verdict"] == "conformant"
+    root = ET.parse(d / "junit.xml").getroot()
+    assert root.get("failures") == "1"
+    failed = [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None]
+    assert failed == ["KIND-REJECTED"]
+
+
+def test_a_backend_with_three_bugs_gets_every_requirement_decided(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 10's scenario: three planted bugs in different areas.  Exactly their three
+    requirements fail, no requirement is left unknown; listed as expected failures, the
+    gate passes (exit 0) while the verdict stays red, and a requirement that ran fewer
+    checks than on the correct backend says what masking took."""
+    three = ["KIND-REJECTED", "SYMBOL-INTERIOR", "STREAM-QUERY"]
+    backend = ["--adapter", "acl_conformance.adapters.variants:variant",
+               "--adapter-option", "name=three-bugs"]  # fmt: skip
+    rc, out, _ = _run(capsys, "run", *backend, "--report-dir", str(tmp_path / "bugs"))
+    assert rc == 1, out[-3000:]
+    report = _report(tmp_path / "bugs")
+    statuses = {r["id"]: r["status"] for r in report["requirements"]}
+    assert {k: v for k, v in statuses.items() if v != "pass"} == dict.fromkeys(three, "fail")
+
+    exp = _expectations(
+        tmp_path, "".join(f"{r}  planted bug  https://example.org/{r}\n" for r in three)
+    )
+    d = tmp_path / "listed"
+    rc, out, _ = _run(capsys, "run", *backend, "--expectations", str(exp), "--report-dir", str(d))
+    assert rc == 0, out[-3000:]
+    listed = _report(d)
+    assert {r["id"]: r["status"] for r in listed["requirements"] if r["status"] != "pass"} == (
+        dict.fromkeys(three, "xfail")
+    )
+    assert listed["gate"]["result"] == "pass" and listed["verdict"] == "not conformant"
+    assert listed["verdict_headline"] == "NOT CONFORMANT (3 expected failures)"
+    assert "gate: PASS" in out and "verdict: NOT CONFORMANT (3 expected failures)" in out
+    root = ET.parse(d / "junit.xml").getroot()
+    assert root.get("failures") == "0"
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["gate"] == "pass" and props["verdict"] == "not conformant"
+    for name in ("report.md", "report.html"):
+        text = (d / name).read_text()
+        assert (
+            "NOT CONFORMANT (3 expected failures)" in text
+            and "https://example.org/SYMBOL-INTERIOR" in text
+        )
+
+    _run(capsys, "run", "--report-dir", str(tmp_path / "clean"))
+    clean = {r["id"]: r["checks"] for r in _report(tmp_path / "clean")["requirements"]}
+    for r in listed["requirements"]:
+        assert r["checks"] > 0, r["id"]
+        if r["checks"] < clean[r["id"]] and r["id"] not in three:
+            assert r["masked"], f"{r['id']}: fewer checks than on the correct backend, unexplained"
 
 
 @pytest.mark.parametrize(

@@ -507,3 +507,16 @@ def test_diagnosis_names_the_calls(w: W) -> None:
         in text
     )
     assert "(complete)" in text and "observed:" in text
+
+
+def test_bytes_of_several_copies_on_another_device_are_charged_to_the_instance(w: W) -> None:
+    """Two copies on device 1, partly overlapping: their bytes together, seen on device 0,
+    name the instance, even though neither copy alone explains them."""
+    w.ok("set_device", device_id=1)
+    assert copy(w, src=PAGEABLE, count=8, stream=0) == []
+    assert copy(w, src=PAGEABLE + 100, count=2, offset=6, stream=0) == []
+    w.ok("set_device", device_id=0)
+    seen = bytearray(init("g_arr256"))
+    seen[0:8] = PAGE[0:8]
+    seen[6:8] = PAGE[100:102]
+    assert observe(w, "g_arr256", bytes(seen)) == {"DEVICE-INSTANCE"}

@@ -244,7 +244,7 @@ class Model:
                         call=exp.label,
                         allowed=exp.outcome.allowed_codes(),
                         observed=f"{error_name(code)} ({code})",
-                        also=primary.also,
+                        also=_some(*primary.also, *(primary.shadow if code else ())),
                     )
                 ]
             )

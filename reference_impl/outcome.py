@@ -61,6 +61,10 @@ class Alternative:
     """Other requirements a deviation from this outcome could equally be charged to
     (a rejected end-exact copy on the NULL stream breaks either the bound or the
     default stream: one call cannot tell which)."""
+    shadow: tuple[str, ...] = ()
+    """Requirements a *rejection with another code* could be charged to as well: checks
+    the call passes that a backend could get wrong (a bound that misfires at the very
+    end rejects with the bound's code).  Not a reading of a wrong success."""
 
 
 @dataclass(frozen=True)

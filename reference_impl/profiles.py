@@ -1051,7 +1051,8 @@ check said the call may go on, in which case success without effect is allowed."
 
 
 def _shadowed(outcome: Outcome, shadow: list[str]) -> Outcome:
-    """``outcome`` with ``shadow`` added to what each rejection could also be charged to."""
+    """``outcome`` with ``shadow`` as what a rejection with a wrong code could be charged
+    to as well (see Alternative.shadow)."""
     if not shadow:
         return outcome
     return Outcome(
@@ -1059,7 +1060,7 @@ def _shadowed(outcome: Outcome, shadow: list[str]) -> Outcome:
             a
             if ACL_SUCCESS in a.codes
             else dataclasses.replace(
-                a, also=tuple(dict.fromkeys([*a.also, *(r for r in shadow if r != a.requirement)]))
+                a, shadow=tuple(r for r in dict.fromkeys(shadow) if r != a.requirement)
             )
             for a in outcome.alternatives
         )

@@ -57,3 +57,25 @@ def test_report_renders_with_the_failing_row_coloured(tmp_path) -> None:
 def test_the_script_says_what_is_wrong(tmp_path, capsys) -> None:
     assert screenshot.main([str(tmp_path / "missing.html"), str(tmp_path / "x.png")]) == 2
     assert "is not a file" in capsys.readouterr().err
+
+
+def test_both_answers_show_on_top_of_the_page(tmp_path) -> None:
+    """An expected failure: the gate passes (green) and the verdict does not (red), both
+    at the top of the page, where a reader looks first."""
+    tests = [
+        _test("t_b", "xfail", ["KIND-REJECTED"], failed="KIND-REJECTED", expected="KIND-REJECTED"),
+        _test("t_a", "pass", ["KIND-ACCEPTED"]),
+    ]
+    entry = {"key": "KIND-REJECTED", "kind": "requirement", "reason": "known", "link": None}
+    doc = _results(tests, ["KIND-ACCEPTED", "KIND-REJECTED"], file="e.txt", entries=[entry])
+    report = reports.build(doc, SUITE, RUN)
+    assert report["gate"]["result"] == "pass" and report["verdict"] == "not conformant"
+    reports.write(report, tmp_path)
+    png = tmp_path / "top.png"
+    screenshot.screenshot(tmp_path / "report.html", png, width=1200, height=300)
+    with Image.open(png) as img:
+        top = img.convert("RGB").get_flattened_data()
+    green = sum(1 for p in top if p == (0x18, 0x64, 0x18))
+    red = sum(1 for p in top if p == (0x9A, 0x15, 0x15))
+    assert green > 50, f"the gate's green: {green} pixels"
+    assert red > 50, f"the verdict's red: {red} pixels"

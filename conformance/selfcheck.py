@@ -1,17 +1,24 @@
 """The suite checked against its own catalogue of mutants and legal variants.
 
-For each variant and profile, a fresh pytest process runs the suite against
-it (``--acl-adapter acl_conformance.adapters.variants:variant``):
+For each variant and profile, a fresh pytest process runs the suite against it
+(``--acl-adapter acl_conformance.adapters.variants:variant``).  By default the whole
+suite runs, as a vendor runs it, with nothing told of the bug:
 
-- a *mutant* runs the tests of the requirement that must catch it; it is
-  *caught* when one of them fails citing that requirement;
-- a *legal variant* runs the whole suite; it is *accepted* when nothing fails;
-- a *combination* of bugs runs the whole suite; it is *caught* when exactly the
-  requirements its bugs break fail and every other requirement is decided.
+- a *mutant* is *caught* when the requirement it breaks fails (other requirements
+  that failed too are listed: one bug should make one row);
+- a *combination* of bugs is caught when exactly the requirements its bugs break
+  fail and every other requirement is decided;
+- a *legal variant* is *accepted* when no requirement fails, crashes, hangs or is
+  left undecided.
 
-Results carry the time to the first failure that cites the requirement (the
-sum of the test durations up to it, in execution order) and the length of its
-counterexample (the calls of the shrunk example, set-up reads left out).
+The targeted mode (``targeted=True``) runs a mutant only against the tests of the
+requirement it must break, and stops at the first failure that cites it: it proves
+the targeted tests work, quickly, and is what the project's own tests use.
+
+Each result carries the time to the first failure that cites the requirement (the
+sum of the test durations up to it, in execution order), the test that found it, and
+the length of its counterexample (the calls of the shrunk example, set-up reads left
+out).
 """
 
 from __future__ import annotations
@@ -21,10 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from acl_conformance.adapters.variants import CATALOGUE, Variant
 
@@ -43,15 +51,20 @@ class VariantResult:
     ok: bool
     seconds_to_first_failure: float | None = None
     counterexample_calls: int | None = None
+    first_test: str | None = None
+    """The first test (in execution order) whose failure cites the requirement."""
     failing_tests: list[str] = field(default_factory=list)
     failed_requirements: list[str] = field(default_factory=list)
+    also_failing: list[str] = field(default_factory=list)
+    """Requirements that failed or stayed undecided besides the one the mutant breaks."""
     wall_s: float = 0.0
+    mode: str = "whole"
     detail: str = ""
 
 
 def _pytest(
     variant: Variant, profile: str, extra: list[str], timeout: float
-) -> tuple[dict[str, object] | None, str, float]:
+) -> tuple[dict[str, Any] | None, str, float]:
     with tempfile.TemporaryDirectory(prefix="acl-selfcheck-") as tmp:
         out = Path(tmp) / "results.json"
         cmd = [
@@ -90,7 +103,37 @@ def _pytest(
                 f"pytest exited {proc.returncode} without results: {tail} {proc.stderr[-500:]}",
                 wall,
             )
-        return json.loads(out.read_text()), tail, wall
+        doc: dict[str, Any] = json.loads(out.read_text())
+        return doc, tail, wall
+
+
+def _first_failure(
+    results: list[dict[str, Any]], req: str | None
+) -> tuple[float | None, dict[str, Any] | None, dict[str, Any] | None]:
+    """(seconds until it, the test, the failure) of the first failure citing ``req`` (any
+    failure when ``req`` is None), in execution order; and the shrunk counterexample of
+    that requirement (its owner's failure) for its length."""
+    elapsed = 0.0
+    for r in results:
+        elapsed += float(r.get("duration_s") or 0)
+        for f in r.get("failures") or []:
+            if f.get("kind") == "fail" and (req is None or f.get("requirement") == req):
+                return round(elapsed, 3), r, f
+        if req is None and r["status"] in ("crash", "timeout", "error", "xpass"):
+            return round(elapsed, 3), r, None
+    return None, None, None
+
+
+def _shrunk_length(results: list[dict[str, Any]], req: str | None) -> int | None:
+    """The length of the counterexample the report shows for ``req``: the failure found
+    and shrunk by its own test (not a copy of another's), the shortest."""
+    own = [
+        f.get("call_count")
+        for r in results
+        for f in r.get("failures") or []
+        if f.get("requirement") == req and f.get("same_as") is None and f.get("call_count")
+    ]
+    return min(own) if own else None
 
 
 def check(
@@ -99,34 +142,37 @@ def check(
     timeout: float = 900.0,
     workers: int = 0,
     examples: int | None = None,
+    targeted: bool = False,
 ) -> VariantResult:
     """Run the suite against one variant under one profile (``examples``: a budget per
-    Hypothesis test other than the ci profile's)."""
+    Hypothesis test other than the ci profile's; ``targeted``: a mutant against the tests
+    of its requirement only)."""
+    from acl_conformance import reports
+
     req = variant.catches.get(profile)
     mutant = req is not None
     combo = mutant and bool(variant.breaks)
-    extra = (
-        ["--acl-requirement", req, "--acl-stop-on", req] if req is not None and not combo else []
-    )
+    targeted = targeted and mutant and not combo
+    extra = ["--acl-requirement", req, "--acl-stop-on", req] if targeted and req else []
     if workers:
-        extra += ["-n", str(workers)]
+        extra += ["-n", str(workers), "--dist", "worksteal"]
     if examples is not None:
         extra += ["--acl-examples", str(examples)]
     doc, tail, wall = _pytest(variant, profile, extra, timeout)
-    kind = "mutant" if mutant else "legal"
+    kind = "combination" if combo else "mutant" if mutant else "legal"
+    mode = "targeted" if targeted else "whole"
     if doc is None:
         return VariantResult(
-            variant.name, kind, profile, req, "error", False, wall_s=wall, detail=tail
+            variant.name, kind, profile, req, "error", False, wall_s=wall, mode=mode, detail=tail
         )
-    results = list(doc["results"])  # type: ignore[call-overload]
-    failed = [r for r in results if r["status"] in ("fail", "crash", "timeout", "error", "xpass")]
-    elapsed = 0.0
-    first: dict[str, object] | None = None
-    for r in results:
-        elapsed += float(r["duration_s"] or 0)
-        if r in failed and (not mutant or r["failed_requirement"] == req):
-            first = r
-            break
+    results: list[dict[str, Any]] = list(doc["results"])
+    rows = reports.build(doc, {}, {})["requirements"]
+    bad = {
+        r["id"]: r["status"]
+        for r in rows
+        if r["status"] != "pass" and r["status"] != "not_supported"
+    }
+    seconds, first_test, _failure = _first_failure(results, req)
     res = VariantResult(
         variant.name,
         kind,
@@ -134,31 +180,31 @@ def check(
         req,
         "",
         False,
+        seconds_to_first_failure=seconds,
+        counterexample_calls=_shrunk_length(results, req) if mutant else None,
+        first_test=str(first_test["suite_id"]) if first_test else None,
+        failing_tests=[
+            str(r["suite_id"])
+            for r in results
+            if r["status"] in ("fail", "crash", "timeout", "error", "xpass")
+        ],
+        failed_requirements=sorted(bad),
         wall_s=round(wall, 2),
+        mode=mode,
         detail=tail,
-        failing_tests=[str(r["suite_id"]) for r in failed],
-        failed_requirements=sorted(
-            {str(r["failed_requirement"]) for r in failed if r["failed_requirement"]}
-        ),
     )
     if combo:
-        from acl_conformance import reports
-
-        rows = reports.build(doc, {}, {})["requirements"]
-        bad = {r["id"]: r["status"] for r in rows if r["status"] != "pass"}
-        res.failed_requirements = sorted(bad)
         res.ok = bad == dict.fromkeys(variant.breaks, "fail")
-        res.verdict = "caught" if res.ok else "survived"
+        res.also_failing = sorted(set(bad) - set(variant.breaks))
         res.detail = f"not passing: {bad}; expected to fail: {list(variant.breaks)}"
     elif mutant:
-        res.ok = first is not None
-        res.verdict = "caught" if res.ok else "survived"
+        res.ok = bad.get(str(req)) == "fail"
+        res.also_failing = sorted(set(bad) - {req})
     else:
-        res.ok = not failed
-        res.verdict = "accepted" if res.ok else "rejected"
-    if first is not None:
-        res.seconds_to_first_failure = round(elapsed, 3)
-        res.counterexample_calls = first["call_count"]  # type: ignore[assignment]
+        res.ok = not bad and not res.failing_tests
+    res.verdict = (
+        ("caught" if res.ok else "survived") if mutant else ("accepted" if res.ok else "rejected")
+    )
     return res
 
 
@@ -179,27 +225,63 @@ def plan(
 
 
 def run(
-    pairs: list[tuple[Variant, str]], jobs: int = 2, legal_workers: int = 0
+    pairs: list[tuple[Variant, str]],
+    jobs: int = 1,
+    workers: int = 2,
+    targeted: bool = False,
+    progress: Callable[[int, int, VariantResult], None] | None = None,
 ) -> list[VariantResult]:
-    """Check every pair, ``jobs`` at a time."""
+    """Check every pair, ``jobs`` at a time, each run with ``workers`` pytest-xdist workers
+    (0: none); ``progress`` hears of each result as it comes.  Results in plan order."""
+    done: dict[int, VariantResult] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [
-            pool.submit(check, v, p, workers=0 if v.is_mutant(p) else legal_workers)
-            for v, p in pairs
-        ]
-        return [f.result() for f in futures]
+        futures = {
+            pool.submit(check, v, p, workers=workers, targeted=targeted): k
+            for k, (v, p) in enumerate(pairs)
+        }
+        for f in as_completed(futures):
+            k = futures[f]
+            done[k] = f.result()
+            if progress is not None:
+                progress(len(done), len(pairs), done[k])
+    return [done[k] for k in range(len(pairs))]
+
+
+HEAD = (
+    f"{'variant':26} {'kind':6} {'profile':7} {'requirement':27} {'verdict':9} "
+    f"{'first fail s':>12} {'calls':>5} {'wall s':>6}  first failing test; also failing"
+)
+
+
+def row(r: VariantResult) -> str:
+    t = f"{r.seconds_to_first_failure:.2f}" if r.seconds_to_first_failure is not None else "-"
+    calls = str(r.counterexample_calls) if r.counterexample_calls is not None else "-"
+    tail = r.first_test or "-"
+    if r.also_failing:
+        tail += f"; also: {', '.join(r.also_failing)}"
+    elif r.kind == "legal" and not r.ok:
+        tail = f"not passing: {', '.join(r.failed_requirements) or r.detail}"
+    return (
+        f"{r.variant:26} {r.kind[:6]:6} {r.profile:7} {r.requirement or '-':27} {r.verdict:9} "
+        f"{t:>12} {calls:>5} {r.wall_s:>6.1f}  {tail}"
+    )
 
 
 def table(results: list[VariantResult]) -> str:
-    head = f"{'variant':28} {'kind':6} {'profile':7} {'requirement':28} {'verdict':9} {'first fail s':>12} {'calls':>5}"
-    lines = [head, "-" * len(head)]
-    for r in results:
-        t = f"{r.seconds_to_first_failure:.2f}" if r.seconds_to_first_failure is not None else "-"
-        calls = str(r.counterexample_calls) if r.counterexample_calls is not None else "-"
-        lines.append(
-            f"{r.variant:28} {r.kind:6} {r.profile:7} {r.requirement or '-':28} {r.verdict:9} {t:>12} {calls:>5}"
-        )
-    return "\n".join(lines)
+    return "\n".join([HEAD, "-" * len(HEAD), *(row(r) for r in results)])
+
+
+def score(results: list[VariantResult]) -> str:
+    mutants = [r for r in results if r.kind != "legal"]
+    legal = [r for r in results if r.kind == "legal"]
+    caught = sum(r.ok for r in mutants)
+    clean = sum(r.ok and not r.also_failing for r in mutants)
+    pct = 100.0 * caught / len(mutants) if mutants else 100.0
+    return (
+        f"mutation score: {caught}/{len(mutants)} caught ({pct:.0f}%), {clean} of them with no "
+        f"other requirement failing; legal variants accepted: {sum(r.ok for r in legal)}/"
+        f"{len(legal)}"
+    )
 
 
 def to_json(results: list[VariantResult]) -> list[dict[str, object]]:

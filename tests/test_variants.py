@@ -1,11 +1,13 @@
 """The suite's proof of power: every mutant is caught, every legal variant passes.
 
 Each (variant, profile) pair runs the suite in a pytest process of its own
-(see acl_conformance.conformance.selfcheck): a mutant runs the tests of the
-requirement it breaks under the ci profile, and must fail one of them citing
-that requirement; a legal variant runs the whole suite and must pass it, here
-with a quarter of the ci profile's examples per test (``acl-conformance
-selfcheck``, and ``tox -e selfcheck``, run them with the full budget).
+(see acl_conformance.conformance.selfcheck): here a mutant runs the tests of the
+requirement it breaks under the ci profile (the targeted mode), and must fail one
+of them citing that requirement; a combination of bugs runs the whole suite and
+must fail exactly its requirements; a legal variant runs the whole suite and must
+pass it, here with a quarter of the ci profile's examples per test.  ``acl-conformance
+selfcheck`` (and ``tox -e selfcheck``) runs every mutant through the whole suite, with
+the full budget.
 """
 
 from __future__ import annotations
@@ -71,7 +73,13 @@ def test_unknown_variant_is_a_clear_error() -> None:
 @pytest.mark.parametrize("name,profile", PAIRS, ids=[f"{n}-{p}" for n, p in PAIRS])
 def test_variant(name: str, profile: str) -> None:
     v = BY_NAME[name]
-    r = selfcheck.check(v, profile, timeout=600, examples=None if v.is_mutant(profile) else 25)
+    r = selfcheck.check(
+        v,
+        profile,
+        timeout=600,
+        examples=None if v.is_mutant(profile) else 25,
+        targeted=True,  # a combination of bugs runs the whole suite anyway
+    )
     if v.is_mutant(profile):
         assert r.verdict == "caught", (
             f"mutant {name} ({v.description}) survived under {profile}: no failure cites "

@@ -13,9 +13,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from acl_conformance.conformance import ops
+from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.harness import HostBuffer
-from acl_conformance.reference_impl.constants import SIZE_MAX
 
 from .common import HarnessMachine, declinable
 
@@ -23,20 +22,8 @@ VARS = ("g_u8", "g_u32", "g_u64", "g_struct12", "g_struct24", "g_arr256", "g_arr
 MAX_STREAMS = 4
 MAX_BUFFERS = 6
 MAX_READS = 4
-DEFECTS = (
-    "kind D2H",
-    "kind 7",
-    "kind -1",
-    "one past the end",
-    "offset wraps",
-    "NULL symbol",
-    "interior symbol",
-    "unregistered symbol",
-    "NULL src",
-    "destroyed stream",
-    "garbage stream",
-    "count 0",
-)
+DEFECTS = (*(d.name for d in defects.for_call(defects.TO_ASYNC)), "count 0")
+"""Every defect of the table (conformance/defects.py), and a count of 0."""
 
 
 class SingleDeviceMachine(HarnessMachine):
@@ -153,42 +140,13 @@ class SingleDeviceMachine(HarnessMachine):
     ) -> None:
         stream = self.s(stream)
         count, offset, src_off = self._copy_args(var, buf, data)
-        n = ops.size(self.h, var)
-        args = dict(
-            symbol=ops.symbol(self.h, var),
-            src=buf.at(src_off),
-            count=count,
-            offset=offset,
-            kind=ops.H2D,
-            stream=stream,
-        )
-        if defect == "kind D2H":
-            args["kind"] = ops.D2H
-        elif defect == "kind 7":
-            args["kind"] = 7
-        elif defect == "kind -1":
-            args["kind"] = -1
-        elif defect == "one past the end":
-            args["offset"] = n - count + 1
-        elif defect == "offset wraps":
-            args["offset"] = SIZE_MAX - count + 1
-        elif defect == "NULL symbol":
-            args["symbol"] = 0
-        elif defect == "interior symbol":
-            if n == 1:
-                args["symbol"] = 0
-            else:
-                args["symbol"] += data.draw(st.integers(1, n - 1), label="k")
-        elif defect == "unregistered symbol":
-            args["symbol"] = buf.address
-        elif defect == "NULL src":
-            args["src"] = 0
-        elif defect == "destroyed stream":
-            args["stream"] = self.dead[-1] if self.dead else self.h.adapter.invalid_handle()
-        elif defect == "garbage stream":
-            args["stream"] = self.h.adapter.invalid_handle()
-        elif defect == "count 0":
+        args = defects.valid_args(self.h, defects.TO_ASYNC, var, buf, count, offset, stream)
+        args["src"] = buf.at(src_off)
+        if defect == "count 0":
             args["count"] = 0
+        else:
+            site = defects.site(self.h, var, count, buf.address)
+            args = defects.BY_NAME[defect].apply(args, site)
         if self.is_pageable(buf, src_off, count):
             self.before_wait(args["stream"])
         self.h.call("memcpy_to_symbol_async", **args)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acl_conformance.conformance import ops
+from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.reference_impl.constants import SIZE_MAX
@@ -75,43 +75,20 @@ def test_wrapping_sum_is_rejected(harness: Harness, offset: int, count: int) -> 
     h.observe("g_arr256")
 
 
+ZERO_WITH = ["none"] + [d.name for d in defects.for_call(defects.TO_ASYNC) if d.argument != "count"]
+
+
 @pytest.mark.requirement("COUNT-ZERO", "CHECK-ORDER")
-@pytest.mark.parametrize(
-    "case",
-    [
-        "valid",
-        "NULL symbol",
-        "NULL src",
-        "bad kind",
-        "garbage stream",
-        "interior symbol",
-        "offset past end",
-    ],
-)
-def test_count_zero(harness: Harness, case: str) -> None:
+@pytest.mark.parametrize("defect", ZERO_WITH)
+def test_count_zero(harness: Harness, defect: str) -> None:
     """Under cann count == 0 succeeds before every other check; under spec anything but a write."""
     h = harness
     src = h.pageable(16, ops.pattern(9, 16))
-    args: dict[str, int] = dict(
-        symbol=ops.symbol(h, "g_u32"),
-        src=src.address,
-        count=0,
-        offset=0,
-        kind=ops.H2D,
-        stream=h.any_stream(),
-    )
-    if case == "NULL symbol":
-        args["symbol"] = 0
-    elif case == "NULL src":
-        args["src"] = 0
-    elif case == "bad kind":
-        args["kind"] = ops.D2H
-    elif case == "garbage stream":
-        args["stream"] = h.adapter.invalid_handle()
-    elif case == "interior symbol":
-        args["symbol"] = ops.symbol(h, "g_u32") + 1
-    elif case == "offset past end":
-        args["offset"] = 1000
+    site = defects.site(h, "g_u32", 1, src.address)
+    args = defects.valid_args(h, defects.TO_ASYNC, "g_u32", src, 1)
+    if defect != "none":
+        args = defects.BY_NAME[defect].apply(args, site)
+    args["count"] = 0
     h.call("memcpy_to_symbol_async", **args)
     h.observe("g_u32")
 

@@ -25,26 +25,18 @@ def test_memcpy_to_symbol_is_complete_at_return(harness: Harness, memory: str, k
 
 
 @pytest.mark.requirement("TOSYMBOL-SYNC", "HYGIENE-NO-WRITE")
-@pytest.mark.parametrize(
-    "case", ["kind D2H", "kind 999", "past end", "interior", "NULL src", "count 0"]
-)
-def test_memcpy_to_symbol_checks(harness: Harness, case: str) -> None:
+def test_memcpy_to_symbol_with_count_zero(harness: Harness) -> None:
+    """Its other checks are the async call's (test_hygiene: every call, every defect)."""
     h = harness
     src = h.pageable(64, ops.pattern(92, 64))
-    args = dict(symbol=ops.symbol(h, VAR), src=src.address, count=16, offset=0, kind=ops.H2D)
-    if case == "kind D2H":
-        args["kind"] = ops.D2H
-    elif case == "kind 999":
-        args["kind"] = 999
-    elif case == "past end":
-        args["offset"] = 241
-    elif case == "interior":
-        args["symbol"] += 3
-    elif case == "NULL src":
-        args["src"] = 0
-    else:
-        args["count"] = 0
-    h.call("memcpy_to_symbol", **args)
+    h.call(
+        "memcpy_to_symbol",
+        symbol=ops.symbol(h, VAR),
+        src=src.address,
+        count=0,
+        offset=0,
+        kind=ops.H2D,
+    )
     h.observe(VAR)
 
 
@@ -95,26 +87,15 @@ def test_from_symbol_async_reads_in_stream_order(harness: Harness, memory: str) 
 
 
 @pytest.mark.requirement("FROMSYMBOL-BYTES")
-@pytest.mark.parametrize("case", ["NULL dst", "NULL symbol", "interior", "past end", "count 0"])
-def test_from_symbol_checks(harness: Harness, case: str) -> None:
+def test_from_symbol_with_count_zero(harness: Harness) -> None:
+    """Nothing is read and nothing written (its other checks: test_hygiene)."""
     h = harness
     dst = h.pageable(64, ops.pattern(95, 64))
     args = dict(
-        dst=dst.address, dst_max=64, symbol=ops.symbol(h, VAR), count=16, offset=0, kind=ops.D2H
+        dst=dst.address, dst_max=64, symbol=ops.symbol(h, VAR), count=0, offset=0, kind=ops.D2H
     )
-    if case == "NULL dst":
-        args["dst"] = 0
-    elif case == "NULL symbol":
-        args["symbol"] = 0
-    elif case == "interior":
-        args["symbol"] += 1
-    elif case == "past end":
-        args["offset"] = 250
-    else:
-        args["count"] = 0
-    r = h.call("memcpy_from_symbol", **args)
-    if not r.ok or case == "count 0":
-        assert h.read(dst) == ops.pattern(95, 64)
+    h.call("memcpy_from_symbol", **args)
+    assert h.read(dst) == ops.pattern(95, 64)
 
 
 # --- aclrtGetSymbolAddress / aclrtGetSymbolSize ------------------------------------

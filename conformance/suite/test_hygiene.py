@@ -1,43 +1,35 @@
-"""Failure hygiene: a rejected call writes nothing, enqueues nothing, and the stream still works."""
+"""Failure hygiene: a rejected call writes nothing, enqueues nothing, and the stream still works.
+
+Every defect of the table (conformance/defects.py) on every call it applies to: the
+call is rejected, no byte of the variable or of the host buffer changes, the stream
+stays complete, and everything on it still behaves afterwards (copies, reads,
+queries, synchronisations, events).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import ops
+from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
-from acl_conformance.reference_impl.constants import ERROR_NAMES, SIZE_MAX, StreamStatus
+from acl_conformance.reference_impl.constants import ERROR_NAMES, StreamStatus
 
 VAR = "g_arr256"
-REJECTIONS = ["kind", "bounds", "overflow", "interior", "NULL src", "bad stream"]
+COUNT = 32
+TO_ASYNC = [d.name for d in defects.for_call(defects.TO_ASYNC)]
 
 
-def rejected_call(h: Harness, why: str, stream: int, src_address: int) -> dict[str, int]:
-    args = dict(
-        symbol=ops.symbol(h, VAR), src=src_address, count=32, offset=0, kind=ops.H2D, stream=stream
-    )
-    if why == "kind":
-        args["kind"] = ops.D2H
-    elif why == "bounds":
-        args["offset"] = 240
-    elif why == "overflow":
-        args["offset"] = SIZE_MAX - 1
-    elif why == "interior":
-        args["symbol"] += 1
-    elif why == "NULL src":
-        args["src"] = 0
-    elif why == "bad stream":
-        args["stream"] = h.adapter.invalid_handle()
-    return args
+def _site(h: Harness, var: str = VAR, count: int = COUNT) -> defects.Site:
+    return defects.site(h, var, min(count, ops.size(h, var)), h.pageable(64).address)
 
 
 @pytest.mark.requirement(
     "HYGIENE-NO-WRITE", "HYGIENE-NO-ENQUEUE", "HYGIENE-STREAM-USABLE", "SYNC-ERROR-REPORTING"
 )
-@pytest.mark.parametrize("why", REJECTIONS)
+@pytest.mark.parametrize("defect", TO_ASYNC)
 @pytest.mark.parametrize("memory", ["pinned", "pageable"])
-def test_rejected_call_leaves_no_trace(harness: Harness, why: str, memory: str) -> None:
+def test_rejected_call_leaves_no_trace(harness: Harness, defect: str, memory: str) -> None:
     h = harness
     src = (
         h.pinned(64, ops.pattern(70, 64))
@@ -45,39 +37,72 @@ def test_rejected_call_leaves_no_trace(harness: Harness, why: str, memory: str) 
         else h.pageable(64, ops.pattern(70, 64))
     )
     s = h.stream()
-    assert not h.call("memcpy_to_symbol_async", **rejected_call(h, why, s, src.address)).ok
+    site = _site(h)
+    args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, site.count, stream=s)
+    assert not h.call(defects.TO_ASYNC, **defects.BY_NAME[defect].apply(args, site)).ok
     q = h.call("stream_query", stream=s)  # nothing was enqueued: the idle stream is complete
     assert q["status"] == StreamStatus.ACL_STREAM_STATUS_COMPLETE
     assert ops.sync(h, s).ok
     h.observe(VAR)
+    # Everything on the stream still behaves: a copy, a read, an event, a bounded sync.
+    n = ops.size(h, VAR)
     good = h.pinned(32, ops.pattern(71, 32))
-    assert ops.to_symbol_async(
-        h, VAR, good, count=32, offset=100, stream=s
-    ).ok  # the stream still works
-    assert ops.sync(h, s).ok
-    assert h.observe(VAR)[100:132] == ops.pattern(71, 32)
+    at = n // 3
+    assert ops.to_symbol_async(h, VAR, good, count=min(32, n - at), offset=at, stream=s).ok
+    dst = h.pinned(n)
+    assert ops.from_symbol_async(h, dst, VAR, count=n, stream=s).ok
+    if h.caps.events:
+        e = ops.event(h)
+        assert ops.record(h, e, s).ok
+        assert h.call("synchronize_event", event=e).ok
+    assert h.call("synchronize_stream_with_timeout", stream=s, timeout=-1).ok
+    assert h.observe(VAR)[at : at + 32] == ops.pattern(71, min(32, n - at))
 
 
 @pytest.mark.requirement("HYGIENE-NO-ENQUEUE", "HYGIENE-NO-WRITE")
 @pytest.mark.needs(gate=True)
-@pytest.mark.parametrize("why", REJECTIONS[:4])
-def test_rejected_call_behind_a_gate_enqueues_nothing(harness: Harness, why: str) -> None:
+@pytest.mark.parametrize("defect", TO_ASYNC)
+def test_rejected_call_behind_a_gate_enqueues_nothing(harness: Harness, defect: str) -> None:
     h = harness
     src = h.pinned(64, ops.pattern(72, 64))
     s = h.stream()
     g = h.gate(s)
-    assert not h.call("memcpy_to_symbol_async", **rejected_call(h, why, s, src.address)).ok
+    site = _site(h)
+    args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, site.count, stream=s)
+    assert not h.call(defects.TO_ASYNC, **defects.BY_NAME[defect].apply(args, site)).ok
     h.open(g)
     ops.sync(h, s)
     h.observe(VAR)
 
 
+CALL_DEFECTS = [(c, d.name) for c in sorted(defects.COPIES) for d in defects.for_call(c)]
+
+
+@pytest.mark.requirement("HYGIENE-NO-WRITE", "FROMSYMBOL-BYTES", "TOSYMBOL-SYNC")
+@pytest.mark.parametrize("call,defect", CALL_DEFECTS, ids=[f"{c}-{d}" for c, d in CALL_DEFECTS])
+def test_every_call_rejects_every_defect(harness: Harness, call: str, defect: str) -> None:
+    """The four copy calls share the checks of the symbol, the bound, the kind and the
+    stream: each rejects each defect, and neither the variable nor the host memory
+    changes (a read that fails writes nothing into its destination)."""
+    h = harness
+    fill = ops.pattern(74, 64)
+    buf = h.pinned(64, fill) if call in defects.STREAMED else h.pageable(64, fill)
+    site = _site(h, count=16)
+    args = defects.BY_NAME[defect].apply(defects.valid_args(h, call, VAR, buf, site.count), site)
+    assert not h.call(call, **args).ok
+    ops.sync_device(h)
+    h.observe(VAR)
+    assert h.read(buf) == fill
+
+
 @pytest.mark.requirement("RETURN-CODES")
-@pytest.mark.parametrize("why", REJECTIONS)
-def test_codes_are_acl_errors(harness: Harness, why: str) -> None:
+@pytest.mark.parametrize("defect", TO_ASYNC)
+def test_codes_are_acl_errors(harness: Harness, defect: str) -> None:
     h = harness
     src = h.pageable(64, ops.pattern(73, 64))
-    r = h.call("memcpy_to_symbol_async", **rejected_call(h, why, h.any_stream(), src.address))
+    site = _site(h)
+    args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, site.count)
+    r = h.call(defects.TO_ASYNC, **defects.BY_NAME[defect].apply(args, site))
     assert r.code != 0
     if h.profile == "cann":
         assert r.code in ERROR_NAMES, f"{r.code} is not an aclError value CANN defines"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import ops
+from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.harness import Harness
-from acl_conformance.reference_impl.constants import SIZE_MAX
 
 VAR = "g_arr256"
 
@@ -56,47 +55,40 @@ def test_null_source(harness: Harness) -> None:
     h.observe(VAR)
 
 
+ONE_PER_ARGUMENT = (
+    "NULL symbol",
+    "host address as symbol",
+    "NULL host buffer",
+    "kind D2H",
+    "one past the end",
+    "sum wraps to 0",
+    "garbage stream",
+)
+"""A defect of each argument (and each check of CANN's order): pairs of them pin the
+order of checks down (cann), or must simply be rejected (spec)."""
+PAIRS = [
+    (a, b)
+    for i, a in enumerate(ONE_PER_ARGUMENT)
+    for b in ONE_PER_ARGUMENT[i + 1 :]
+    if defects.BY_NAME[a].argument != defects.BY_NAME[b].argument
+    and {a, b} != {"one past the end", "sum wraps to 0"}
+]
+
+
 @pytest.mark.requirement("CHECK-ORDER")
 @pytest.mark.parametrize(
     "wrong",
-    [
-        ("symbol", "src"),
-        ("src", "kind"),
-        ("kind", "unregistered"),
-        ("unregistered", "overflow"),
-        ("overflow", "stream"),
-        ("bounds", "stream"),
-        ("symbol", "kind", "bounds", "stream"),
-    ],
+    [*PAIRS, ("NULL symbol", "kind D2H", "one past the end", "garbage stream")],
     ids=lambda w: "+".join(w),
 )
 def test_several_wrong_arguments(harness: Harness, wrong: tuple[str, ...]) -> None:
     """cann: the first failing check in CANN's order gives the code; spec: any error."""
     h = harness
-    src = h.pageable(16, ops.pattern(64, 16))
-    args = dict(
-        symbol=ops.symbol(h, VAR),
-        src=src.address,
-        count=16,
-        offset=0,
-        kind=ops.H2D,
-        stream=h.stream(),
-    )
+    src = h.pageable(64, ops.pattern(64, 64))
+    site = defects.site(h, VAR, 16, src.address)
+    args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, 16, stream=h.stream())
     for w in wrong:
-        if w == "symbol":
-            args["symbol"] = 0
-        elif w == "src":
-            args["src"] = 0
-        elif w == "kind":
-            args["kind"] = ops.D2H
-        elif w == "unregistered":
-            args["symbol"] = src.address
-        elif w == "overflow":
-            args["offset"] = SIZE_MAX
-        elif w == "bounds":
-            args["offset"] = 250
-        elif w == "stream":
-            args["stream"] = h.adapter.invalid_handle()
+        args = defects.BY_NAME[w].apply(args, site)
     assert not h.call("memcpy_to_symbol_async", **args).ok
 
 

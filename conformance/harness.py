@@ -21,6 +21,7 @@ assumed).
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -298,7 +299,7 @@ class Harness:
             self.gates.append(int(result.outputs["gate"]))
         self._remember(name, args, result)
         if violations:
-            raise self.failure(violations)
+            raise self.failure(self._second_look(name, args, thread, violations))
         if set_aside and not self.continue_past_masked:
             v = set_aside[0]
             masked = next(r for r in (v.requirement, *v.also) if r in self.model.masks)
@@ -308,6 +309,92 @@ class Harness:
             self.model.evidence.declined[req] += 1
             raise Declined(req, call, "the test would rely on its promise that tasks completed")
         return result
+
+    def _second_look(
+        self, name: str, args: dict[str, Any], thread: int, violations: list[Violation]
+    ) -> list[Violation]:
+        """Extra calls that tell apart two readings of bytes a read got wrong, before the
+        failure is charged (they are the suite's own: the counterexample leaves them out).
+
+        A copy known complete whose bytes are missing: after a second synchronisation of
+        the device, are they there?  Then it ran late (the promise of completion was
+        false); else it never wrote them there (its effect is wrong).  A read of part of
+        a variable that disagrees with the model: does a read of the whole variable show
+        the same bytes?  If the whole read agrees with the model, the partial read is
+        what is wrong."""
+        if self.poisoned:
+            return violations
+        out = []
+        for v in violations:
+            try:
+                if v.read is not None and v.missing is not None:
+                    v = self._late_or_lost(v, thread)
+                elif (
+                    v.read is not None
+                    and name == "memcpy_from_symbol"
+                    and not _whole(args, v.read[1], self)
+                ):
+                    v = self._read_or_bytes(v, thread)
+            except BackendCrash:
+                pass  # the backend cannot take a second look: the first reading stands
+            out.append(v)
+        return out
+
+    def _raw_read(self, thread: int, var: str, lo: int, hi: int) -> bytes | None:
+        f = self.fixtures[var]
+        scratch = self._scratch_buffer(thread, f.size)
+        args = dict(
+            dst=scratch.address,
+            dst_max=scratch.size,
+            symbol=f.address,
+            count=hi - lo,
+            offset=lo,
+            kind=D2H,
+        )
+        r = self._raw("memcpy_from_symbol", thread, args, f"a second look: reading {var}")
+        return self._read_back(scratch.address, hi - lo, thread) if r.ok else None
+
+    def _late_or_lost(self, v: Violation, thread: int) -> Violation:
+        _device, var, lo, hi = v.read  # type: ignore[misc]
+        self._raw("synchronize_device", thread, {}, "a second look: aclrtSynchronizeDevice()")
+        again = self._raw_read(thread, var, lo, hi)
+        if again is None:
+            return v
+        if again == v.missing:
+            note = "after a second aclrtSynchronizeDevice() the bytes are there: the copy ran, late"
+            return dataclasses.replace(v, details=[*v.details, note])
+        return dataclasses.replace(
+            v,
+            requirement="EFFECT-BYTES",
+            message=v.message + "; not there after a second synchronisation either",
+            details=[
+                *v.details,
+                f"after a second aclrtSynchronizeDevice() bytes [{lo}, {hi}) still do not hold "
+                "what the copy should have left: it did not write them there",
+            ],
+            also=tuple(
+                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != "EFFECT-BYTES")
+            ),
+        )
+
+    def _read_or_bytes(self, v: Violation, thread: int) -> Violation:
+        device, var, lo, hi = v.read  # type: ignore[misc]
+        whole = self._raw_read(thread, var, 0, self.fixtures[var].size)
+        if whole is None or not self.model.allows(device, var, lo, whole[lo:hi]):
+            return v  # the variable's bytes are wrong, whichever way they are read
+        return dataclasses.replace(
+            v,
+            requirement="FROMSYMBOL-BYTES",
+            message=f"the read of {var} bytes [{lo}, {hi}) is wrong: a read of the whole "
+            "variable shows bytes the model allows there",
+            details=[
+                *v.details,
+                f"a read of the whole {var} shows there: {whole[lo:hi][:32].hex(' ')}",
+            ],
+            also=tuple(
+                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != "FROMSYMBOL-BYTES")
+            ),
+        )
 
     def _decline_if_masked(self, name: str, thread: int, args: dict[str, Any]) -> None:
         """Do not make a call that must be rejected for a masked reason: a backend known to
@@ -758,6 +845,11 @@ def _check_c_ranges(name: str, args: dict[str, Any]) -> None:
         v = args.get(p.name)
         if lim is not None and isinstance(v, int) and not lim[0] <= v <= lim[1]:
             raise ValueError(f"{name}: {p.name}={v} does not fit {p.ctype}")
+
+
+def _whole(args: dict[str, Any], var: str, h: Harness) -> bool:
+    """Does a read with these arguments cover the whole variable?"""
+    return int(args.get("offset") or 0) == 0 and int(args.get("count") or 0) == h.fixtures[var].size
 
 
 def _pattern(seed: int, size: int) -> bytes:

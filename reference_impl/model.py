@@ -380,6 +380,13 @@ class Model:
             return False
         return bytes(read.dest.contents[lo:hi]) == observed
 
+    def allows(self, device: int, name: str, offset: int, observed: bytes) -> bool:
+        """Would the model accept these bytes of ``name`` read now?  Nothing is recorded
+        (a second look the suite takes to tell a wrong read from wrong bytes)."""
+        var = self._var(device, self.world.symbols_by_name[name])
+        obs = np.frombuffer(bytes(observed), dtype=np.uint8)
+        return not var.check(offset, obs, lambda w: self.order.blocked(w.task) is None)
+
     def observe(
         self, device: int, name: str, offset: int, observed: bytes, label: str = "observation"
     ) -> list[Violation]:
@@ -1106,6 +1113,7 @@ class Model:
         done = [w for w in writes if self.order.is_done(w.task)]
         req, why = "EFFECT-BYTES", "the bytes match no copy that may have run"
         also: tuple[str, ...] = ()
+        missing: bytes | None = None
         rejected = [r for r in self._rejected.get((device, sym.name), ()) if r.source is not None]
         if any(self._explains(var, w, m) for w in m.blocked):
             w = next(w for w in m.blocked if self._explains(var, w, m))
@@ -1133,6 +1141,8 @@ class Model:
             w = done[-1]
             promise, by = self._meta[w.wid].done_by or ("PINNED-COMPLETE-AFTER-SYNC", "")
             req = promise
+            value = w.value(m.lo, m.hi)
+            missing = value.tobytes() if value is not None else None
             also = _some(_OWN_PROMISE.get(w.mode))
             why = f"a copy known complete ({w.label}) did not land" + (
                 f": it was known complete because {by} returned" if by and by != w.label else ""
@@ -1178,6 +1188,8 @@ class Model:
             observed=_hex(m.observed),
             details=details,
             also=tuple(r for r in also if r != req),
+            read=(device, sym.name, m.lo, m.hi),
+            missing=missing,
         )
 
     def _overwritten(self, old: Write, done: list[Write]) -> tuple[str, str, tuple[str, ...]]:

@@ -118,6 +118,11 @@ class Violation:
     details: list[str] = field(default_factory=list)
     also: tuple[str, ...] = ()
     """Other requirements the same observation could be charged to (see Alternative.also)."""
+    read: tuple[int, str, int, int] | None = None
+    """For bytes a read got wrong: (device, variable, start, end) of the bytes."""
+    missing: bytes | None = None
+    """For a copy known complete whose bytes are not there: the bytes it should have left
+    (a second look tells a copy that ran late from one that wrote nothing there)."""
 
     def render(self) -> str:
         lines = [f"[{self.requirement or 'unspecified'}] {self.message}"]

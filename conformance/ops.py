@@ -5,6 +5,8 @@ Every function goes through the harness, so every call is judged by the model.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from acl_conformance.reference_impl.constants import MemcpyKind
@@ -145,7 +147,22 @@ def destroyed_stream(h: Harness) -> int:
     return s
 
 
+_PERIOD = 251 * 256
+"""The sequence repeats after this many bytes (i * 29 repeats after 251, i >> 8 after
+251 * 256)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _base() -> np.ndarray:
+    i = np.arange(_PERIOD, dtype=np.int64)
+    return ((i * 29 + (i >> 8) * 11) % 251).astype(np.int16)
+
+
 def pattern(tag: int, n: int) -> bytes:
-    """n bytes no other write of the test has: ``tag`` picks the sequence."""
-    i = np.arange(n, dtype=np.int64)
-    return (((tag * 73 + i * 29 + (i >> 8) * 11) % 251) + 1).astype(np.uint8).tobytes()
+    """n bytes no other write of the test has: ``tag`` picks the sequence.  Byte ``i`` is
+    ``(tag * 73 + i * 29 + (i >> 8) * 11) % 251 + 1``: never 0, and a run of it found
+    elsewhere tells which write and which offset it came from."""
+    block = ((_base() + (tag * 73) % 251) % 251 + 1).astype(np.uint8)
+    if n <= _PERIOD:
+        return block[:n].tobytes()
+    return np.resize(block, n).tobytes()

@@ -253,3 +253,25 @@ def test_repeated_init(fresh_harness: Harness) -> None:
     h = fresh_harness
     assert not h.call("init", config_path=None).ok or h.profile == "spec"
     h.call("get_version_str")
+
+
+REGISTER_SIZES = [1, 4095, 4096, 4097, 2 * 4096, 3 * 4096 - 1]
+
+
+@pytest.mark.requirement("HOST-MEMORY-CALLS", "PINNED-REGISTERED")
+@pytest.mark.needs(host_register=True)
+@pytest.mark.parametrize("size", REGISTER_SIZES)
+@pytest.mark.parametrize("misaligned", [False, True], ids=["aligned", "misaligned"])
+def test_host_register_sizes_and_alignment(harness: Harness, size: int, misaligned: bool) -> None:
+    """Sizes of a page and one either side of it, several pages, one byte; the pointer
+    aligned to 4 KiB or not (CANN rejects a misaligned one).  Whatever it answers, the
+    memory then behaves as its registration says, and unregistering undoes it."""
+    h = harness
+    buf = h.pageable(4 * 4096, ops.pattern(640, 4 * 4096))
+    page = ((buf.address + 4095) & ~4095) - buf.address
+    at = page + (64 if misaligned else 0)
+    r = h.call("host_register", ptr=buf.at(at), size=size)
+    ops.to_symbol(h, VAR, buf, count=16, src_offset=at)
+    assert h.observe(VAR)[:16] == ops.pattern(640, 4 * 4096)[at : at + 16]
+    if r.ok:
+        assert h.call("host_unregister", ptr=buf.at(at)).ok

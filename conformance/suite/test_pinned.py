@@ -131,3 +131,66 @@ def test_source_starting_in_registered_memory(harness: Harness) -> None:
     h.observe(VAR)
     ops.sync(h, s)
     h.observe(VAR)
+
+
+PAGE = 4096
+STARTS = {
+    "in the page before": (0, 64),
+    "in the registered page": (PAGE + 64, 64),
+    "across into the registered page": (PAGE - 32, 64),
+    "across out of the registered page": (2 * PAGE - 32, 64),
+    "in the page after": (2 * PAGE + 64, 64),
+}
+
+
+@pytest.mark.requirement(
+    "PINNED-REGISTERED", "PINNED-START-POINTER", "PAGEABLE-BLOCKS", "PINNED-ASYNC"
+)
+@pytest.mark.needs(gate=True, host_register=True)
+@pytest.mark.parametrize("where", list(STARTS))
+def test_a_registered_page_inside_a_larger_allocation(harness: Harness, where: str) -> None:
+    """Only the middle page of a three-page allocation is registered: a copy from the
+    pages around it is pageable, one from inside it page-locked, and one that starts on
+    one side and runs into the other is judged by where it starts (CANN) or may be
+    either (spec).  The model says which; behind a closed gate the timing shows."""
+    h = harness
+    buf = h.pageable(4 * PAGE, ops.pattern(620, 4 * PAGE))
+    base = ((buf.address + PAGE - 1) & ~(PAGE - 1)) - buf.address  # page-aligned start
+    assert h.call("host_register", ptr=buf.at(base + PAGE), size=PAGE).ok
+    start, count = STARTS[where]
+    s = h.stream()
+    g = h.gate(s)
+    timer = h.open_later(g, 0.3)  # a pageable copy waits for it; a pinned one does not
+    r = ops.to_symbol_async(h, VAR, buf, count=count, stream=s, src_offset=base + start)
+    returned_early = g not in r.gates_open
+    h.settle_timer(timer, g)
+    ops.sync(h, s)
+    assert h.observe(VAR)[:count] == ops.pattern(620, 4 * PAGE)[base + start : base + start + count]
+    if where == "in the registered page" and not returned_early:
+        h.fail(
+            "PINNED-REGISTERED",
+            "a copy from the registered page waited for the gate ahead of it",
+            allowed="return at once: registered memory is page-locked",
+            observed="the call waited for the stream",
+        )
+
+
+@pytest.mark.requirement("PINNED-REGISTERED", "HOST-MEMORY-CALLS", "PAGEABLE-BLOCKS")
+@pytest.mark.needs(gate=True, host_register=True)
+def test_unregister_then_register_the_same_memory_again(harness: Harness) -> None:
+    """Registered, unregistered, registered again: each time the same memory takes the
+    path its registration says."""
+    h = harness
+    buf, off = registered_page(h, ops.pattern(630, PAGE))
+    behind_gate_returns_at_once(h, buf, "PINNED-REGISTERED", src_offset=off)
+    assert h.call("host_unregister", ptr=buf.at(off)).ok
+    s = h.stream()
+    g = h.gate(s)
+    timer = h.open_later(g, 0.3)
+    h.write(buf, off, ops.pattern(631, 32))
+    ops.to_symbol_async(h, VAR, buf, count=32, stream=s, src_offset=off)  # pageable: waits
+    h.settle_timer(timer, g)
+    assert h.observe(VAR)[:32] == ops.pattern(631, 32)
+    assert h.call("host_register", ptr=buf.at(off), size=PAGE).ok
+    h.write(buf, off, ops.pattern(632, 32))
+    behind_gate_returns_at_once(h, buf, "PINNED-REGISTERED", src_offset=off)

@@ -7,6 +7,7 @@ import pytest
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
+from acl_conformance.reference_impl.constants import StreamStatus
 
 VAR = "g_arr256"
 
@@ -127,3 +128,109 @@ def test_stream_of_another_device(harness: Harness, memory: str) -> None:
     ops.sync_device(h)
     h.observe(VAR)
     h.observe(VAR, device=1)
+
+
+SYNCS = ["stream", "device", "event", "timeout -1", "timeout 10 s", "query"]
+
+
+@pytest.mark.requirement(
+    "STREAM-FIFO",
+    "STREAM-UNORDERED",
+    "PINNED-COMPLETE-AFTER-SYNC",
+    "SYNC-TIMEOUT",
+    "STREAM-QUERY",
+    "EVENT-CALLS",
+)
+@pytest.mark.needs(gate=True)
+@pytest.mark.parametrize("how", SYNCS)
+def test_deep_queues_behind_a_gate(harness: Harness, how: str) -> None:
+    """Dozens of copies pending behind a closed gate on one stream, more on two others,
+    before any synchronisation; nothing of the held stream may show; then each way of
+    waiting for it, and every byte judged."""
+    h = harness
+    if how == "event" and not h.caps.events:
+        pytest.skip(f"{NOT_SUPPORTED}the backend declares no events")
+    n = ops.size(h, VAR)
+    held, free1, free2 = h.stream(), h.stream(), h.stream()
+    g = h.gate(held)
+    src = h.pinned(4096, ops.pattern(500, 4096))
+    for k in range(48):  # overlapping ranges: the order within the stream decides
+        count = 16 + (k * 7) % 48
+        offset = (k * 13) % (n - count + 1)
+        h.write(src, 64 * k, ops.pattern(510 + k, count))
+        ops.to_symbol_async(h, VAR, src, count=count, offset=offset, stream=held, src_offset=64 * k)
+    for k, (stream, var) in enumerate([(free1, "g_arr4k"), (free2, "g_arr4k")] * 8):
+        h.write(src, 3072 + k, ops.pattern(560 + k, 32))
+        ops.to_symbol_async(
+            h, var, src, count=32, offset=32 * k, stream=stream, src_offset=3072 + k
+        )
+    assert h.call("stream_query", stream=held)["status"] == StreamStatus.ACL_STREAM_STATUS_NOT_READY
+    h.observe(VAR)  # nothing of the held stream has run
+    e = ops.event(h) if how == "event" else None
+    if e is not None:
+        ops.record(h, e, held)
+    h.open(g)
+    if how == "stream":
+        assert ops.sync(h, held).ok
+    elif how == "device":
+        assert ops.sync_device(h).ok
+    elif how == "event":
+        assert h.call("synchronize_event", event=e).ok
+    elif how == "timeout -1":
+        assert h.call("synchronize_stream_with_timeout", stream=held, timeout=-1).ok
+    elif how == "timeout 10 s":
+        assert h.call("synchronize_stream_with_timeout", stream=held, timeout=10_000).ok
+    else:
+        for _ in range(100_000):
+            if h.call("stream_query", stream=held)["status"] == 0:
+                break
+    h.observe(VAR)  # the last copy over each byte, and only that
+    ops.sync_device(h)
+    h.observe("g_arr4k")
+
+
+@pytest.mark.requirement("STREAM-EVENT-ORDER", "EVENT-CALLS")
+@pytest.mark.needs(events=True, gate=True)
+def test_an_event_recorded_again(harness: Harness) -> None:
+    """A wait orders after the record that was latest when the wait was issued: a record
+    made after the wait does not move it, and a later wait follows the new record."""
+    h = harness
+    a, b, c, d = (h.pinned(64, ops.pattern(600 + k, 64)) for k in range(4))
+    s1, s2, s3 = h.stream(), h.stream(), h.stream()
+    e = ops.event(h)
+    g = h.gate(s1)
+    ops.to_symbol_async(h, VAR, a, count=64, offset=0, stream=s1)
+    ops.record(h, e, s1)
+    ops.wait(h, s2, e)  # s2 follows the first record: after a
+    ops.to_symbol_async(h, VAR, b, count=64, offset=0, stream=s2)
+    ops.to_symbol_async(h, VAR, c, count=64, offset=64, stream=s1)
+    ops.record(h, e, s1)  # recorded again, after c
+    ops.wait(h, s3, e)  # s3 follows the second record: after c
+    ops.to_symbol_async(h, VAR, d, count=64, offset=64, stream=s3)
+    h.watch(VAR)  # nothing can run before the gate opens
+    h.open(g)
+    ops.sync(h, s2)
+    ops.sync(h, s3)
+    data = h.observe(VAR)
+    assert data[:64] == ops.pattern(601, 64) and data[64:128] == ops.pattern(603, 64)
+
+
+@pytest.mark.requirement("STREAM-EVENT-ORDER", "EVENT-CALLS", "STREAM-CALLS")
+@pytest.mark.needs(events=True, gate=True)
+@pytest.mark.parametrize("destroyed", ["recording stream", "waiting stream"])
+def test_record_and_wait_across_streams_then_destroyed(harness: Harness, destroyed: str) -> None:
+    h = harness
+    a, b = h.pinned(64, ops.pattern(610, 64)), h.pinned(64, ops.pattern(611, 64))
+    s1, s2 = h.stream(), h.stream()
+    e = ops.event(h)
+    g = h.gate(s1)
+    ops.to_symbol_async(h, VAR, a, count=64, stream=s1)
+    ops.record(h, e, s1)
+    ops.wait(h, s2, e)
+    ops.to_symbol_async(h, VAR, b, count=64, stream=s2)
+    timer = h.open_later(g, 0.05)  # destroying may wait for the stream's tasks
+    h.call("destroy_stream", stream=s1 if destroyed == "recording stream" else s2)
+    h.settle_timer(timer, g)
+    ops.sync_device(h)
+    assert h.observe(VAR)[:64] == ops.pattern(611, 64)
+    assert h.call("synchronize_event", event=e).ok

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from acl_conformance.conformance import defects, ops
@@ -141,3 +143,94 @@ def test_contents_after_a_device_reset(fresh_harness: Harness) -> None:
     ops.to_symbol_async(h, VAR, src, count=64, offset=64, stream=s, src_offset=64)
     ops.sync(h, s)
     assert h.observe(VAR)[64:128] == ops.pattern(68, 64)
+
+
+ALL_VARS = [
+    "g_u8",
+    "g_u32",
+    "g_u64",
+    "g_struct12",
+    "g_struct24",
+    "g_arr256",
+    "g_arr4k",
+    "g_arr1m",
+    "g_arr16m",
+]
+
+
+@pytest.mark.requirement("DEVICE-INSTANCE", "DEVICE-CURRENT", "EFFECT-NEIGHBOURS")
+@pytest.mark.needs(devices=2)
+def test_every_variable_on_every_device(harness: Harness) -> None:
+    """Each variable, the large ones included, has an instance per device: a write of
+    its own to each on each device, then every instance read back on every device."""
+    h = harness
+    devices = range(min(h.caps.devices, 4))
+    for d in devices:
+        h.baseline(*ALL_VARS, device=d)
+    for d in devices:
+        with h.on_device(d):
+            s = h.stream()
+            for k, var in enumerate(ALL_VARS):
+                n = ops.size(h, var)
+                src = h.pinned(n, ops.pattern(400 + 16 * d + k, n))
+                ops.to_symbol_async(h, var, src, count=n, stream=s)
+            ops.sync(h, s)
+    for d in devices:
+        for k, var in enumerate(ALL_VARS):
+            assert h.observe(var, device=d) == ops.pattern(400 + 16 * d + k, ops.size(h, var))
+
+
+@pytest.mark.requirement("DEVICE-RESET-CONTENTS", "DEVICE-INSTANCE", "DEVICE-CALLS")
+@pytest.mark.needs(devices=2)
+@pytest.mark.parametrize("device", [0, 1])
+def test_a_reset_leaves_the_other_devices_alone(fresh_harness: Harness, device: int) -> None:
+    h = fresh_harness
+    n = ops.size(h, VAR)
+    for d in (0, 1):  # one aclrtSetDevice each: one reset ends the context
+        h.call("set_device", device_id=d)
+        src = h.pinned(n, ops.pattern(420 + d, n))
+        s = h.stream()
+        ops.to_symbol_async(h, VAR, src, count=n, stream=s)
+        ops.sync(h, s)
+    h.call("reset_device", device_id=device)
+    h.call("set_device", device_id=device)
+    h.observe(VAR, device=device)  # anything is accepted, and becomes the new start
+    other = 1 - device
+    assert h.observe(VAR, device=other) == ops.pattern(420 + other, n)
+
+
+@pytest.mark.requirement("DEVICE-CURRENT", "DEVICE-CALLS", "CONCURRENCY-THREADS")
+@pytest.mark.needs(devices=2, threads=True)
+def test_the_current_device_is_per_host_thread(harness: Harness) -> None:
+    """Two host threads on two devices at once: neither sees the other's choice (ACL's
+    context is per thread)."""
+    h = harness
+    n = ops.size(h, VAR)
+    h.baseline(VAR, device=0)
+    h.baseline(VAR, device=1)
+    ready = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def host(device: int) -> None:
+        try:
+            h.call("set_device", device_id=device)
+            ready.wait(timeout=30)  # both devices set before either thread goes on
+            for _ in range(3):
+                assert h.call("get_device")["device_id"] == device
+                src = h.pageable(n, ops.pattern(430 + device, n))
+                ops.to_symbol(h, VAR, src, count=n)
+                ready.wait(timeout=30)
+        except BaseException as exc:
+            errors.append(exc)
+            ready.abort()
+
+    threads = [threading.Thread(target=host, args=(d,)) for d in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    real = [e for e in errors if not isinstance(e, threading.BrokenBarrierError)]
+    if real or errors:
+        raise (real or errors)[0]
+    for d in (0, 1):
+        assert h.observe(VAR, device=d) == ops.pattern(430 + d, n)

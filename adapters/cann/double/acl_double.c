@@ -11,7 +11,9 @@
  * laid out in one "device image", packed in registration order between two guard
  * bands, so that a stray write lands in a neighbour and shows.  Each device keeps
  * its own image; a device's first context starts it from the registered initial
- * bytes, as a device loading its binary would.
+ * bytes, as a device loading its binary would.  The initial image is kept in a memfd
+ * and each device's image is a private mapping of it: loading copies nothing, and a
+ * page is copied when first written (a process may live for one test example only).
  *
  * Contexts: aclrtSetDevice takes a reference on a device (the first creates its
  * context and default stream, shared by every host thread); the current device is
@@ -58,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -143,7 +146,7 @@ typedef struct device {
     int refcount;
     unsigned gen;
     int live;
-    uint8_t *image; /* allocated with the first context, reused by later ones */
+    uint8_t *image; /* mapped with the first context, mapped again over itself by later ones */
     stream_t *default_stream;
     stream_t *streams; /* created streams of the live context */
     int nstreams;
@@ -178,7 +181,7 @@ static stream_t *g_all_streams; /* every stream ever made: kept so stale handles
 static event_t *g_all_events;
 static symbol_t *g_syms;
 static size_t g_nsyms, g_capsyms;
-static uint8_t *g_initial; /* the initial device image: guard, variables, guard */
+static int g_initial_fd = -1; /* the initial device image (a memfd): guard, variables, guard */
 static size_t g_image_size;
 static int g_layout_frozen;
 static ranges_t g_host_allocs; /* aclrtMallocHost memory */
@@ -196,6 +199,25 @@ static void guard_fill(uint8_t *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         p[i] = (uint8_t)((i * 7 + 0xA5) & 0xFF);
     }
+}
+
+/* pwrite all of it: 0, or -1. */
+static int write_at(int fd, const void *data, size_t n, size_t offset)
+{
+    const uint8_t *p = data;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)offset);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+        offset += (size_t)w;
+    }
+    return 0;
 }
 
 static void init_once(void)
@@ -239,9 +261,13 @@ static void init_once(void)
         g_host_limit = strtoull(limit, NULL, 10);
     }
     g_image_size = 2 * GUARD;
-    g_initial = malloc(g_image_size);
-    if (g_initial != NULL) {
-        guard_fill(g_initial, g_image_size);
+    uint8_t guards[2 * GUARD];
+    guard_fill(guards, sizeof guards);
+    int fd = memfd_create("acl-double-initial-image", MFD_CLOEXEC);
+    if (fd >= 0 && write_at(fd, guards, sizeof guards, 0) == 0) {
+        g_initial_fd = fd;
+    } else if (fd >= 0) {
+        close(fd);
     }
 }
 
@@ -685,7 +711,7 @@ int aclConformanceRegisterVariable(const void *hostVar, const char *name, size_t
             return ACL_SUCCESS;
         }
     }
-    if (g_layout_frozen || g_initial == NULL || size > SIZE_MAX / 2 - g_image_size) {
+    if (g_layout_frozen || g_initial_fd < 0 || size > SIZE_MAX / 2 - g_image_size) {
         code = ACL_ERROR_RT_PARAM_INVALID;
         goto out;
     }
@@ -700,20 +726,16 @@ int aclConformanceRegisterVariable(const void *hostVar, const char *name, size_t
         g_capsyms = cap;
     }
     size_t offset = g_image_size - GUARD;
-    uint8_t *image = realloc(g_initial, g_image_size + size);
     char *copy = strdup(name);
-    if (image == NULL || copy == NULL) {
-        if (image != NULL) {
-            g_initial = image;
-        }
+    uint8_t guard[GUARD];
+    guard_fill(guard, sizeof guard);
+    if (copy == NULL || write_at(g_initial_fd, hostVar, size, offset) != 0 ||
+        write_at(g_initial_fd, guard, sizeof guard, offset + size) != 0) {
         free(copy);
-        code = ACL_ERROR_RT_MEMORY_ALLOCATION;
+        code = ACL_ERROR_RT_MEMORY_ALLOCATION; /* the image keeps its old size: nothing moved */
         goto out;
     }
-    g_initial = image;
-    memcpy(g_initial + offset, hostVar, size);
     g_image_size += size;
-    guard_fill(g_initial + g_image_size - GUARD, GUARD);
     g_syms[g_nsyms].host = hostVar;
     g_syms[g_nsyms].name = copy;
     g_syms[g_nsyms].size = size;
@@ -737,15 +759,21 @@ aclError aclrtSetDevice(int32_t deviceId)
     pthread_mutex_lock(&g_mu);
     device_t *d = &g_dev[deviceId];
     if (!d->live) {
-        if (d->image == NULL) {
-            d->image = malloc(g_image_size);
+        /* The device loads its image: a private mapping of the initial image, so that
+         * loading copies nothing and a page is copied only when first written.  A later
+         * context maps it again over the same addresses, dropping what the last one wrote. */
+        void *image = g_initial_fd < 0 ? MAP_FAILED
+                                       : mmap(d->image, g_image_size, PROT_READ | PROT_WRITE,
+                                              MAP_PRIVATE | (d->image != NULL ? MAP_FIXED : 0),
+                                              g_initial_fd, 0);
+        if (image != MAP_FAILED) {
+            d->image = image;
         }
-        stream_t *s = d->image != NULL ? stream_new(deviceId, d->gen, 1) : NULL;
+        stream_t *s = image != MAP_FAILED ? stream_new(deviceId, d->gen, 1) : NULL;
         if (s == NULL) {
             code = ACL_ERROR_RT_MEMORY_ALLOCATION;
             goto out;
         }
-        memcpy(d->image, g_initial, g_image_size); /* the device loads its image */
         g_layout_frozen = 1;
         d->default_stream = s;
         d->streams = NULL;

@@ -63,8 +63,10 @@ def run_suite(
     profile: str = "cann",
     extra: Sequence[str] = (),
     timeout: float = 600.0,
+    env: dict[str, str] | None = None,
 ) -> Run:
-    """``pytest --pyargs <suite> --acl-adapter cann`` with these adapter options, in ``tmp``."""
+    """``pytest --pyargs <suite> --acl-adapter cann`` with these adapter options, in ``tmp``
+    (``env``: variables added to the run's environment)."""
     out = tmp / f"results-{time.monotonic_ns()}.json"
     cmd = [
         sys.executable,
@@ -86,7 +88,7 @@ def run_suite(
     ]
     t0 = time.monotonic()
     proc = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=clean_env()
+        cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=clean_env(**(env or {}))
     )
     wall = time.monotonic() - t0
     text = proc.stdout + proc.stderr
@@ -125,3 +127,20 @@ def run_cli(tmp: Path, args: Sequence[str], timeout: float = 600.0) -> CliRun:
     path = report_dir / "report.json"
     report = json.loads(path.read_text()) if path.exists() else None
     return CliRun(proc.returncode, proc.stdout + proc.stderr, report, wall)
+
+
+def processes_with(variable: str) -> list[int]:
+    """The running processes (not zombies) whose environment holds ``variable=``."""
+    found = []
+    needle = variable.encode() + b"="
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(e.startswith(needle) for e in environ.split(b"\0")):
+            found.append(int(entry.name))
+    return found

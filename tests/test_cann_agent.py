@@ -24,6 +24,7 @@ from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter, CallTimeout
 from acl_conformance.adapters.cann import AgentDied, CannAdapter, ProtocolError, build
 from acl_conformance.adapters.cann.adapter import spread_devices
 from acl_conformance.adapters.cann.installed import skip_reason
+from acl_conformance.adapters.cann.pool import SPARE_LIMIT, SPARES
 from acl_conformance.adapters.registry import AdapterResolutionError, resolve
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.simulator.layout import DEFAULT_FIXTURES
@@ -550,18 +551,22 @@ def test_open_gate_while_a_call_waits_for_it(agent: CannAdapter) -> None:
 
 def test_each_thread_has_its_own_context_and_agent_thread(agent: CannAdapter) -> None:
     a = agent
+
+    def tasks() -> int:
+        return len(os.listdir(f"/proc/{a.pid}/task"))
+
     assert a.set_device(1) == 0
+    before = tasks()
     seen: list[tuple[int, int]] = []
     t = threading.Thread(target=lambda: seen.append(a.get_device()))
     t.start()
     t.join()
     assert seen == [(107002, -1)]  # a new host thread has no current device
-    assert a.get_device() == (0, 1)
-
-    def tasks() -> int:
-        return len(os.listdir(f"/proc/{a.pid}/task"))
-
-    before = tasks()
+    assert a.get_device() == (0, 1)  # carries the "bye" of t: its agent thread ends, soon
+    deadline = time.monotonic() + 5
+    while tasks() > before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert tasks() == before
     called = threading.Barrier(7)
     done = threading.Event()
 
@@ -598,8 +603,10 @@ def test_protocol_error_is_not_a_backend_verdict(agent: CannAdapter) -> None:
 
 
 def test_close_reaps_the_agent_and_leaves_no_thread(double_agent: Path) -> None:
+    """One agent's life (isolation=run: no warm spare is started; the spares have tests of
+    their own below)."""
     threads = threading.active_count()
-    a = CannAdapter(agent=str(double_agent))
+    a = CannAdapter(agent=str(double_agent), isolation="run")
     pid = a.pid
     a.set_device(0)
     a.close()
@@ -616,7 +623,7 @@ def test_a_dropped_adapter_is_reaped(double_agent: Path) -> None:
     import gc
 
     threads = threading.active_count()
-    a = CannAdapter(agent=str(double_agent))
+    a = CannAdapter(agent=str(double_agent), isolation="run")
     pid = a.pid
     assert a.set_device(0) == 0
     del a
@@ -702,6 +709,8 @@ def test_a_timeout_fails_the_other_waiting_threads_as_timeouts() -> None:
         ({"double": "1", "timeout": "soon"}, "timeout='soon': expected seconds"),
         ({"double": "1", "sanitize": "maybe"}, "sanitize='maybe': expected 1 or 0"),
         ({"double": "1", "devices": "0"}, "devices=0: 1 to 64"),
+        ({"double": "1", "isolation": "worker"}, "isolation='worker': expected example, test, run"),
+        ({"double": "stream-limit:many"}, "unknown double variant 'stream-limit:many'"),
         ({"agent": "/nonexistent/agent"}, "not an executable file"),
         ({"lib": "/nonexistent/libacl.so"}, "library /nonexistent/libacl.so does not exist"),
         ({"ascend_home_path": "/nonexistent"}, "no lib64/libacl_rt.so there"),
@@ -779,6 +788,154 @@ def test_xdist_workers_start_on_different_devices(
         assert b.visible_devices is None and b.capabilities().devices == 1
     finally:
         b.close()
+
+
+# -- isolation and the warm spares ----------------------------------------------------------------
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie)."""
+    return Path(f"/proc/{pid}").exists() and _state(pid) not in ("Z", "")
+
+
+def test_isolation_option(double_agent: Path) -> None:
+    """The default is a fresh agent per example (what the suite reads is the instance's
+    ``isolation``); isolation=run starts no spare."""
+    assert CannAdapter.isolation == "example"
+    a = CannAdapter(agent=str(double_agent), isolation="Test")
+    try:
+        assert a.isolation == "test"
+    finally:
+        a.close()
+    SPARES.close_spares()
+    b = CannAdapter(agent=str(double_agent), isolation="run", devices="3")
+    try:
+        assert b.isolation == "run" and SPARES.wait_idle()
+        assert SPARES.spare_pid(b.spec) is None
+    finally:
+        b.close()
+
+
+def test_a_spare_is_started_and_used(double_agent: Path) -> None:
+    """Taking an agent starts the next one in the background; the next adapter of the same
+    options gets it, already through its start-up, and a new spare replaces it."""
+    a = CannAdapter(agent=str(double_agent))
+    try:
+        assert a.isolation == "example"
+        assert SPARES.wait_idle()
+        spare = SPARES.spare_pid(a.spec)
+        assert spare is not None and spare != a.pid and _alive(spare)
+    finally:
+        a.close()
+    hits = SPARES.hits
+    b = CannAdapter(agent=str(double_agent))
+    try:
+        assert b.pid == spare and SPARES.hits == hits + 1
+        assert b.set_device(0) == 0 and b.get_device() == (0, 0)  # a working, fresh agent
+        assert SPARES.wait_idle()
+        assert SPARES.spare_pid(b.spec) not in (None, spare)
+    finally:
+        b.close()
+    assert reaped(spare)
+
+
+def test_a_spare_of_other_options_is_never_used(double_agent: Path) -> None:
+    a = CannAdapter(agent=str(double_agent), devices="2")
+    a.close()
+    assert SPARES.wait_idle()
+    spare = SPARES.spare_pid(a.spec)
+    assert spare is not None
+    for options in ({"devices": "3"}, {"devices": "2", "timeout": "14"}):
+        b = CannAdapter(agent=str(double_agent), **options)
+        try:
+            assert b.pid != spare and b.spec != a.spec, options
+            assert b.get_device_count() == (0, int(options["devices"]))
+        finally:
+            b.close()
+    os.environ["ACL_CONFORMANCE_TEST_MARK"] = "1"  # another environment, another agent
+    try:
+        c = CannAdapter(agent=str(double_agent), devices="2")
+        c.close()
+    finally:
+        del os.environ["ACL_CONFORMANCE_TEST_MARK"]
+    assert c.pid != spare
+    assert SPARES.wait_idle() and len(SPARES.pids()) <= SPARE_LIMIT  # the oldest went first
+    kept = SPARES.spare_pid(a.spec)
+    assert kept in (None, spare)
+    d = CannAdapter(agent=str(double_agent), devices="2")  # a's options again
+    try:
+        assert d.pid == kept if kept is not None else d.pid not in (spare, b.pid, c.pid)
+    finally:
+        d.close()
+    assert reaped(spare) or kept == spare
+
+
+def test_a_spare_of_a_replaced_build_is_never_used(tmp_path: Path, double_agent: Path) -> None:
+    """The agent file is rebuilt (here: replaced by a copy) while a spare of the old one
+    waits: the next adapter starts the new file."""
+    exe = tmp_path / "agent"
+    shutil.copy(double_agent, exe)
+    a = CannAdapter(agent=str(exe))
+    a.close()
+    assert SPARES.wait_idle()
+    spare = SPARES.spare_pid(a.spec)
+    assert spare is not None
+    new = tmp_path / "agent.new"
+    shutil.copy(double_agent, new)
+    os.replace(new, exe)
+    b = CannAdapter(agent=str(exe))
+    try:
+        assert b.pid != spare and b.spec.build != a.spec.build
+        assert Path(f"/proc/{b.pid}/exe").stat().st_ino == exe.stat().st_ino
+    finally:
+        b.close()
+    SPARES.close_spares()
+    assert reaped(spare)
+
+
+def test_the_agent_environment_does_not_follow_the_running_test(double_agent: Path) -> None:
+    """PYTEST_CURRENT_TEST changes with every test: it is not passed on, so a spare made
+    during one test serves the next."""
+    assert os.environ.get("PYTEST_CURRENT_TEST")
+    a = CannAdapter(agent=str(double_agent))
+    try:
+        assert "PYTEST_CURRENT_TEST" not in a.environment
+        env = Path(f"/proc/{a.pid}/environ").read_bytes().split(b"\0")
+        assert not any(e.startswith(b"PYTEST_CURRENT_TEST=") for e in env)
+    finally:
+        a.close()
+
+
+EXIT_SCRIPT = """
+import os, sys
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann.pool import SPARE_LIMIT, SPARES
+a = CannAdapter(agent=sys.argv[1])
+b = CannAdapter(agent=sys.argv[1], devices="1")
+assert SPARES.wait_idle()
+print(a.pid, b.pid, *SPARES.pids(), flush=True)
+if sys.argv[2] == "kill":
+    os._exit(0)  # no atexit, no finaliser: the agents see EOF on stdin and quit
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_no_agent_outlives_its_process(tmp_path: Path, double_agent: Path, how: str) -> None:
+    """A process that ends with adapters open and spares waiting leaves no agent running,
+    whether it exits normally (atexit closes the spares) or without any clean-up."""
+    script = tmp_path / "p.py"
+    script.write_text(EXIT_SCRIPT)
+    out = subprocess.run(
+        [sys.executable, str(script), str(double_agent), how],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    pids = [int(x) for x in out.stdout.split()]
+    assert len(pids) == 4, out.stdout  # two adapters, a spare for each
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if _alive(p)]
 
 
 # -- the other builds ------------------------------------------------------------------------------

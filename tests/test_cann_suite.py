@@ -8,7 +8,10 @@
 - agent and double built with AddressSanitizer and UndefinedBehaviorSanitizer run the suite
   with no report;
 - a double without the symbol APIs (a CANN release before 9.1.0) is "not supported": every
-  requirement, the verdict, and the exit status of a conformance run.
+  requirement, the verdict, and the exit status of a conformance run;
+- state the backend keeps across tests (a per-process limit on stream creations) fails
+  nothing under the default isolation (a fresh agent per example), while one agent per
+  run reaches the limit; no agent outlives the run.
 
 Budgets: the example budget is reduced (``--acl-examples``) to keep this file near a
 minute of CPU; the full budget is what ``acl-conformance run`` uses (see the README).
@@ -20,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cann_support import BAD, run_cli, run_suite
+from cann_support import BAD, processes_with, run_cli, run_suite
 
 from acl_conformance.adapters.cann import AgentDied, CannAdapter, build
 from acl_conformance.reference_impl.catalogue import BY_ID
 
 EXAMPLES = "20"
 """Hypothesis examples per test (per machine, shared by its shards) in the passing runs."""
+STREAM_LIMIT = "stream-limit:200"
+"""aclrtCreateStream fails (207008) after 200 creations in the agent's process."""
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +39,7 @@ def double_builds() -> None:
     """Build every variant these tests use once per session (each worker: a cache hit after
     the first; the build cache is shared by every process)."""
     build.build_agent_with_double(())
-    for spec in ("bound-off-by-one", "kind-unchecked", "pageable-late", "hang-sync"):
+    for spec in ("bound-off-by-one", "kind-unchecked", "pageable-late", "hang-sync", STREAM_LIMIT):
         build.build_agent_with_double(build.double_defines(spec))
     build.build_agent_with_double(build.double_defines("segv-on:aclrtHostUnregister"))
 
@@ -198,3 +203,47 @@ def test_without_symbol_apis_a_conformance_run_exits_non_zero(tmp_path: Path) ->
         )
     assert run.returncode == 1, run.output[-3000:]
     _all_not_supported(run.report, run.output)
+
+
+def test_state_kept_across_tests_fails_nothing(tmp_path: Path, double_builds: None) -> None:
+    """The double refuses streams after 200 creations in its process (however many were
+    destroyed): the bug class of a backend whose per-process table fills up while the suite
+    runs.  Under the default isolation every example starts a fresh agent, far below the
+    limit, and the whole suite passes.  The control, the same run with one agent for the
+    whole run: the limit is reached, and tests fail citing STREAM-CALLS with 207008, as in
+    the incident (one process each: under pytest-xdist each worker has agents of its own,
+    and with this budget neither worker alone reaches the limit)."""
+    run = run_suite(tmp_path, [f"double={STREAM_LIMIT}"], "cann", ["--acl-examples", EXAMPLES])
+    assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
+    assert run.statuses().get("pass", 0) >= 240, run.summary()
+
+    control = run_suite(
+        tmp_path, [f"double={STREAM_LIMIT}", "isolation=run"], "cann", ["--acl-examples", EXAMPLES]
+    )
+    failed = control.with_status("fail")
+    assert failed and control.returncode != 0, control.summary()
+    assert any(
+        r["failed_requirement"] == "STREAM-CALLS" and "207008" in (r["message"] or "")
+        for r in failed
+    ), control.summary()
+
+
+def test_no_agent_outlives_a_run_under_xdist(tmp_path: Path, double_builds: None) -> None:
+    """Every agent the workers started (the adapters, the warm spares) has ended when the
+    run has: the workers exit normally, and the spares are closed at their exit."""
+    mark = "ACL_CONFORMANCE_TEST_RUN_MARK"
+    run = run_suite(
+        tmp_path,
+        ["double=1"],
+        "cann",
+        [
+            "--acl-examples",
+            "5",
+            "-n",
+            "2",
+            *(a for r in ("STREAM-CALLS", "EFFECT-BYTES") for a in ("--acl-requirement", r)),
+        ],
+        env={mark: str(tmp_path)},
+    )
+    assert run.returncode == 0 and run.statuses().get("pass", 0) >= 2, run.summary()
+    assert not processes_with(mark), "agents outlived the run"

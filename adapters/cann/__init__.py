@@ -8,6 +8,7 @@
 - ``double/``: a C test double of the ACL ABI, with planted bugs and faults;
 - ``build``: builds all of these with the system compiler (or CMake) into a cache;
 - ``client``: the agent process and the protocol (``PROTOCOL.md``);
+- ``pool``: warm spare agents, so that a fresh agent per example costs little;
 - ``adapter``: the ``cann`` adapter (options are listed there).
 """
 

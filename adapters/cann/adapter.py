@@ -35,6 +35,10 @@ Options (strings, as ``--acl-adapter-option KEY=VALUE`` gives them):
     the double's device count (``ACL_DOUBLE_DEVICES``; default 2).
 ``spread=auto|1|0``
     under pytest-xdist, give each worker a different first device (default auto).
+``isolation=example|test|run``
+    how long one agent serves (default ``example``): a fresh agent for every harness
+    (each Hypothesis example and shrink step), for every test, or for the whole run
+    (per worker).  See "Isolation" below.
 
 Precedence when several are given: agent, lib, double, ascend_home_path, then the
 environment (``ACL_CONFORMANCE_AGENT``, ``ASCEND_HOME_PATH``).
@@ -46,6 +50,17 @@ a different physical device, so the single-device tests (nearly all of them) are
 spread over the devices, while every worker still sees every device and the
 two-device tests keep two.  An ``ASCEND_RT_VISIBLE_DEVICES`` already set is the
 list rotated; otherwise the device count is asked of the agent once.
+
+Isolation: state a backend keeps from call to call (a per-process table that fills up, a
+leak, a counter) must not fail a later test.  With one agent per run, every test, example
+and shrink step of a worker shares one process, and a limit reached during shrinking is
+charged to whatever call meets it, with a counterexample that does not reproduce.  The
+default, ``example``, makes that impossible: nothing the backend does in one example
+survives into the next.  Its cost is an agent start per example; :mod:`.pool` hides it by
+keeping one warm spare agent per option set, started in the background when the previous
+one is taken.  ``test`` starts one agent per test (state still crosses examples and
+shrink steps); ``run`` is the cheapest and the least isolated.  Without a pool (``run``)
+no spare is started.
 
 The symbol APIs: the agent looks them up at start-up (CANN has them from 9.1.0 only, with
 the same ACL version number as before) and its ``hello`` says whether all six are there;
@@ -74,11 +89,17 @@ from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED, ACL_SU
 
 from . import build
 from .client import PROTOCOL_VERSION, AgentDied, AgentProcess, Reply, environment
+from .pool import SPARES, AgentSpec
 
 _U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
 
 DEFAULT_TIMEOUT = 15.0
+ISOLATIONS = ("example", "test", "run")
+"""The values of ``isolation``, most isolated first; the first is the default."""
+VOLATILE_ENVIRONMENT = ("PYTEST_CURRENT_TEST",)
+"""Not passed to the agent: pytest changes it for every test and phase, and an agent
+started for one test must be as good for the next (a warm spare)."""
 
 
 def _ptr(value: int) -> int:
@@ -119,6 +140,7 @@ class Options:
     sanitizer_log: str | None = None
     devices: int | None = None
     spread: str = "auto"
+    isolation: str = ISOLATIONS[0]
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Options:
@@ -147,6 +169,11 @@ class Options:
         spread = s.get("spread", "auto").lower()
         if spread not in ("auto", "1", "0", "on", "off", "true", "false"):
             raise ValueError(f"cann option spread={spread!r}: expected auto, 1 or 0")
+        isolation = s.get("isolation", ISOLATIONS[0]).strip().lower()
+        if isolation not in ISOLATIONS:
+            raise ValueError(
+                f"cann option isolation={s['isolation']!r}: expected {', '.join(ISOLATIONS)}"
+            )
         double = s.get("double")
         if double is not None:
             if double.strip().lower() in ("0", "false", "no", "off"):
@@ -165,6 +192,7 @@ class Options:
             sanitizer_log=s.get("sanitizer_log") or None,
             devices=devices,
             spread=spread,
+            isolation=isolation,
         )
 
 
@@ -275,12 +303,15 @@ class CannAdapter(Adapter):
     name = "cann"
     calls_may_hang = False
     """Every call is bounded here (``timeout``), so the harness calls directly."""
+    isolation = ISOLATIONS[0]
+    """The default; each instance says what its ``isolation`` option chose."""
 
     def __init__(self, **options: Any) -> None:
         self.options = Options.parse(options)
         opts = self.options
+        self.isolation = opts.isolation
         self.backend = resolve_backend(opts)
-        env: dict[str, str | None] = {}
+        env: dict[str, str | None] = dict.fromkeys(VOLATILE_ENVIRONMENT)
         if opts.devices is not None:
             env["ACL_DOUBLE_DEVICES"] = str(opts.devices)
         if self.backend.ascend_home is not None:
@@ -321,11 +352,15 @@ class CannAdapter(Adapter):
             env["ASCEND_RT_VISIBLE_DEVICES"] = visible
         self.environment = environment(env)
         self.visible_devices = visible
-        self._agent = AgentProcess(
+        self.spec = AgentSpec.of(
             [str(self.backend.agent)],
             self.environment,
             timeout=opts.timeout,
             quit_timeout=30.0 if opts.sanitize else 10.0,
+        )
+        """What the agent is; a warm spare is used only for an equal spec."""
+        self._agent: AgentProcess = (
+            self.spec.start() if self.isolation == "run" else SPARES.take(self.spec)
         )
         self._local = threading.local()
         self._tids = itertools.count(1)

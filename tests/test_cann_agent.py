@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -24,7 +25,7 @@ from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter, CallTimeout
 from acl_conformance.adapters.cann import AgentDied, CannAdapter, ProtocolError, build
 from acl_conformance.adapters.cann.adapter import spread_devices
 from acl_conformance.adapters.cann.installed import skip_reason
-from acl_conformance.adapters.cann.pool import SPARE_LIMIT, SPARES
+from acl_conformance.adapters.cann.pool import FORK_SERVERS, SPARE_LIMIT, SPARES
 from acl_conformance.adapters.registry import AdapterResolutionError, resolve
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.simulator.layout import DEFAULT_FIXTURES
@@ -605,6 +606,7 @@ def test_protocol_error_is_not_a_backend_verdict(agent: CannAdapter) -> None:
 def test_close_reaps_the_agent_and_leaves_no_thread(double_agent: Path) -> None:
     """One agent's life (isolation=run: no warm spare is started; the spares have tests of
     their own below)."""
+    assert SPARES.wait_idle()  # no spare being started by an earlier test meanwhile
     threads = threading.active_count()
     a = CannAdapter(agent=str(double_agent), isolation="run")
     pid = a.pid
@@ -622,6 +624,7 @@ def test_a_dropped_adapter_is_reaped(double_agent: Path) -> None:
     """Without close(): the finaliser kills and reaps the agent and the watchdog ends."""
     import gc
 
+    assert SPARES.wait_idle()
     threads = threading.active_count()
     a = CannAdapter(agent=str(double_agent), isolation="run")
     pid = a.pid
@@ -710,6 +713,7 @@ def test_a_timeout_fails_the_other_waiting_threads_as_timeouts() -> None:
         ({"double": "1", "sanitize": "maybe"}, "sanitize='maybe': expected 1 or 0"),
         ({"double": "1", "devices": "0"}, "devices=0: 1 to 64"),
         ({"double": "1", "isolation": "worker"}, "isolation='worker': expected example, test, run"),
+        ({"double": "1", "fork": "yes"}, "fork='yes': expected auto, 1 or 0"),
         ({"double": "stream-limit:many"}, "unknown double variant 'stream-limit:many'"),
         ({"agent": "/nonexistent/agent"}, "not an executable file"),
         ({"lib": "/nonexistent/libacl.so"}, "library /nonexistent/libacl.so does not exist"),
@@ -907,35 +911,113 @@ def test_the_agent_environment_does_not_follow_the_running_test(double_agent: Pa
 EXIT_SCRIPT = """
 import os, sys
 from acl_conformance.adapters.cann import CannAdapter
-from acl_conformance.adapters.cann.pool import SPARE_LIMIT, SPARES
-a = CannAdapter(agent=sys.argv[1])
-b = CannAdapter(agent=sys.argv[1], devices="1")
+from acl_conformance.adapters.cann.pool import FORK_SERVERS, SPARES
+source = {"agent": sys.argv[1]} if sys.argv[3] == "exec" else {"double": "1"}
+a = CannAdapter(**source)
+b = CannAdapter(**source, devices="1")
 assert SPARES.wait_idle()
-print(a.pid, b.pid, *SPARES.pids(), flush=True)
+servers = [p for p in (FORK_SERVERS.pid(a.spec), FORK_SERVERS.pid(b.spec)) if p]
+print(a.pid, b.pid, *SPARES.pids(), *servers, flush=True)
 if sys.argv[2] == "kill":
     os._exit(0)  # no atexit, no finaliser: the agents see EOF on stdin and quit
 """
 
 
 @pytest.mark.parametrize("how", ["exit", "kill"])
-def test_no_agent_outlives_its_process(tmp_path: Path, double_agent: Path, how: str) -> None:
-    """A process that ends with adapters open and spares waiting leaves no agent running,
-    whether it exits normally (atexit closes the spares) or without any clean-up."""
+@pytest.mark.parametrize("start", ["exec", "fork"])
+def test_no_agent_outlives_its_process(
+    tmp_path: Path, double_agent: Path, how: str, start: str
+) -> None:
+    """A process that ends with adapters open and spares waiting leaves no agent running
+    (nor fork server), whether it exits normally (atexit closes the spares and servers) or
+    without any clean-up (EOF on their stdin, or on the server's socket)."""
     script = tmp_path / "p.py"
     script.write_text(EXIT_SCRIPT)
     out = subprocess.run(
-        [sys.executable, str(script), str(double_agent), how],
+        [sys.executable, str(script), str(double_agent), how, start],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
     pids = [int(x) for x in out.stdout.split()]
-    assert len(pids) == 4, out.stdout  # two adapters, a spare for each
+    # two adapters, a spare for each (and with fork, a server for each)
+    assert len(pids) == (4 if start == "exec" else 6), out.stdout
     deadline = time.monotonic() + 10
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in pids if _alive(p)]
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_fresh_agents_are_forks_of_one_server() -> None:
+    """For the double, every agent is forked from one server per option set: each starts as
+    an agent just started (its own pid, no current device, the initial bytes), whatever the
+    one before did; fork=0 executes the agent instead, and so does isolation=run."""
+    a = CannAdapter(double="1", devices="2")
+    try:
+        assert a.spec.fork
+        server = FORK_SERVERS.pid(a.spec)
+        assert server is not None and _parent(a.pid) == server
+        sym = fixture(a, "g_u64")
+        _, buf = a.malloc_pageable(8)
+        assert a.set_device(0) == 0 and a.write_host(buf, b"\xee" * 8) == 0
+        assert a.memcpy_to_symbol(sym, buf, 8, 0, H2D) == 0
+        assert a.create_stream()[0] == 0
+    finally:
+        a.close()
+    assert a.process.proc.returncode == 0  # its exit status, from the server
+    b = CannAdapter(double="1", devices="2")
+    try:
+        assert b.pid != a.pid and _parent(b.pid) == server
+        assert b.get_device() == (107002, -1)
+        _, buf = b.malloc_pageable(8)
+        assert b.set_device(0) == 0
+        assert b.memcpy_from_symbol(buf, 8, fixture(b, "g_u64"), 8, 0, D2H) == 0
+        k = [f.name for f in b.fixtures()].index("g_u64")
+        assert b.read_host(buf, 8) == (0, bytes((k * 37 + i * 11 + 0x5A) & 0xFF for i in range(8)))
+    finally:
+        b.close()
+    c = CannAdapter(double="1", devices="2", fork="0")
+    try:
+        assert not c.spec.fork and _parent(c.pid) == os.getpid()
+    finally:
+        c.close()
+    d = CannAdapter(double="1", devices="2", isolation="run")  # one agent: nothing to fork
+    try:
+        assert not d.spec.fork and _parent(d.pid) == os.getpid()
+    finally:
+        d.close()
+
+
+def test_a_forked_agent_outlives_a_dead_server() -> None:
+    """The server is killed: its agents go on working; one that ends then is reported with
+    an unknown exit status; the next adapter gets a new server."""
+    a = CannAdapter(double="1", devices="1")
+    server = FORK_SERVERS.pid(a.spec)
+    assert server is not None
+    try:
+        os.kill(server, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while _alive(server) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert a.set_device(0) == 0 and a.get_device() == (0, 0)
+        b = CannAdapter(double="1", devices="1")  # (the spare, forked before the kill)
+        try:
+            assert b.get_device_count() == (0, 1)
+            assert SPARES.wait_idle()  # its replacement came from a new server
+            assert FORK_SERVERS.pid(b.spec) not in (None, server)
+            assert _parent(SPARES.spare_pid(b.spec) or 0) == FORK_SERVERS.pid(b.spec)
+        finally:
+            b.close()
+        os.kill(a.pid, signal.SIGSEGV)
+        with pytest.raises(AgentDied, match=r"ended \(its exit status is unknown\)"):
+            a.get_device()
+    finally:
+        a.close()
 
 
 # -- the other builds ------------------------------------------------------------------------------

@@ -39,6 +39,10 @@ Options (strings, as ``--acl-adapter-option KEY=VALUE`` gives them):
     how long one agent serves (default ``example``): a fresh agent for every harness
     (each Hypothesis example and shrink step), for every test, or for the whole run
     (per worker).  See "Isolation" below.
+``fork=auto|1|0``
+    make fresh agents as forks of a fork server rather than new executions (default
+    ``auto``: for the bundled double, which starts no thread before its first call; a
+    library that does must not be forked).  Only with ``isolation`` example or test.
 
 Precedence when several are given: agent, lib, double, ascend_home_path, then the
 environment (``ACL_CONFORMANCE_AGENT``, ``ASCEND_HOME_PATH``).
@@ -56,11 +60,11 @@ leak, a counter) must not fail a later test.  With one agent per run, every test
 and shrink step of a worker shares one process, and a limit reached during shrinking is
 charged to whatever call meets it, with a counterexample that does not reproduce.  The
 default, ``example``, makes that impossible: nothing the backend does in one example
-survives into the next.  Its cost is an agent start per example; :mod:`.pool` hides it by
-keeping one warm spare agent per option set, started in the background when the previous
-one is taken.  ``test`` starts one agent per test (state still crosses examples and
-shrink steps); ``run`` is the cheapest and the least isolated.  Without a pool (``run``)
-no spare is started.
+survives into the next.  Its cost is an agent start per example, which :mod:`.pool` keeps
+small: for the double, agents are forks of one agent that started once (``fork``), and
+one warm spare agent per option set is started in the background when the previous one
+is taken.  ``test`` starts one agent per test (state still crosses examples and shrink
+steps); ``run`` is the cheapest and the least isolated, and starts no spare.
 
 The symbol APIs: the agent looks them up at start-up (CANN has them from 9.1.0 only, with
 the same ACL version number as before) and its ``hello`` says whether all six are there;
@@ -141,6 +145,7 @@ class Options:
     devices: int | None = None
     spread: str = "auto"
     isolation: str = ISOLATIONS[0]
+    fork: str = "auto"
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Options:
@@ -174,6 +179,9 @@ class Options:
             raise ValueError(
                 f"cann option isolation={s['isolation']!r}: expected {', '.join(ISOLATIONS)}"
             )
+        fork = s.get("fork", "auto").strip().lower()
+        if fork not in ("auto", "1", "0"):
+            raise ValueError(f"cann option fork={s['fork']!r}: expected auto, 1 or 0")
         double = s.get("double")
         if double is not None:
             if double.strip().lower() in ("0", "false", "no", "off"):
@@ -193,6 +201,7 @@ class Options:
             devices=devices,
             spread=spread,
             isolation=isolation,
+            fork=fork,
         )
 
 
@@ -352,11 +361,13 @@ class CannAdapter(Adapter):
             env["ASCEND_RT_VISIBLE_DEVICES"] = visible
         self.environment = environment(env)
         self.visible_devices = visible
+        forked = opts.fork == "1" or (opts.fork == "auto" and self.backend.source == "double")
         self.spec = AgentSpec.of(
             [str(self.backend.agent)],
             self.environment,
             timeout=opts.timeout,
             quit_timeout=30.0 if opts.sanitize else 10.0,
+            fork=forked and self.isolation != "run",
         )
         """What the agent is; a warm spare is used only for an equal spec."""
         self._agent: AgentProcess = (

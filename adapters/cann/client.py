@@ -36,8 +36,9 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO, Protocol
 
 from acl_conformance.adapters.base import CallTimeout
 
@@ -47,6 +48,27 @@ STDERR_TAIL = 1500
 READ_CHUNK = 1 << 20
 WATCH_TICK = 0.05
 """Seconds between two looks of the watchdog at the outstanding calls."""
+
+
+EXIT_UNKNOWN = -1000
+"""A ``returncode`` for an agent known to have ended whose exit status nobody could learn
+(a forked agent whose fork server died first)."""
+
+
+class AgentProc(Protocol):
+    """What :class:`AgentProcess` needs of the agent's process: :class:`subprocess.Popen`,
+    or a child of a fork server (``forkserver.ForkedChild``)."""
+
+    pid: int
+    returncode: int | None
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
 
 
 class AgentDied(RuntimeError):
@@ -94,6 +116,8 @@ def describe_exit(returncode: int | None) -> str:
     """``was killed by signal 11 (SIGSEGV)``, ``exited with status 3``, ..."""
     if returncode is None:
         return "is still running"
+    if returncode == EXIT_UNKNOWN:
+        return "ended (its exit status is unknown)"
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -103,9 +127,13 @@ def describe_exit(returncode: int | None) -> str:
     return f"exited with status {returncode}"
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+def _kill(proc: AgentProc) -> None:
     """SIGKILL the agent's process group (the agent leads it; helpers it started die too,
-    so that nothing keeps its stdout open)."""
+    so that nothing keeps its stdout open).  A forked agent, which is not our child, is
+    killed through its pidfd (``ForkedChild.kill``)."""
+    if not isinstance(proc, subprocess.Popen):
+        proc.kill()
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -113,7 +141,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
-def _reap(proc: subprocess.Popen[bytes], stop: threading.Event) -> None:
+def _reap(proc: AgentProc, stop: threading.Event) -> None:
     """Finaliser: kill and reap an agent whose client was dropped without close()."""
     stop.set()
     if proc.poll() is None:
@@ -131,25 +159,35 @@ class AgentProcess:
         env: Mapping[str, str] | None = None,
         timeout: float = 15.0,
         quit_timeout: float = 10.0,
+        spawn: Callable[[IO[bytes]], AgentProc] | None = None,
     ) -> None:
+        """Start ``argv`` with ``env``; or, with ``spawn``, take the process that
+        ``spawn(stderr)`` returns (a forked agent whose stderr is that file)."""
         self.argv = list(argv)
         self.timeout = float(timeout)
         self.quit_timeout = float(quit_timeout)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the agent
+        self.proc: AgentProc
         try:
-            self.proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._stderr,
-                env=dict(env) if env is not None else None,
-                bufsize=0,
-                close_fds=True,
-                start_new_session=True,
-            )
+            if spawn is not None:
+                self.proc = spawn(self._stderr)
+            else:
+                self.proc = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=self._stderr,
+                    env=dict(env) if env is not None else None,
+                    bufsize=0,
+                    close_fds=True,
+                    start_new_session=True,
+                )
         except OSError as exc:
             self._stderr.close()
             raise AgentDied(f"cannot start the agent {self.argv[0]}: {exc}") from exc
+        except BaseException:
+            self._stderr.close()
+            raise
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin = self.proc.stdin
         self._fd = self.proc.stdout.fileno()

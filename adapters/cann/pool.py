@@ -2,9 +2,14 @@
 
 With ``isolation=example`` the suite starts a fresh adapter for every Hypothesis example
 and shrink step, so the start of an agent (exec, loading the backend, registering the
-fixture variables) would be paid hundreds of times per run.  :data:`SPARES` keeps one
-agent per :class:`AgentSpec` started ahead: taking it starts the next one on a background
-thread, which the agent's own start-up then overlaps with the test that runs meanwhile.
+fixture variables) would be paid a thousand times per run.  Two things make it cheap:
+
+- for a backend that may be forked (``AgentSpec.fork``: the bundled double), the agent
+  starts once per spec as a fork server (:mod:`.forkserver`) and every agent after that is
+  a fork of it: nothing to load, register or copy;
+- :data:`SPARES` keeps one agent per :class:`AgentSpec` started ahead: taking it starts the
+  next one on a background thread, whose start-up then overlaps with the test that runs
+  meanwhile.
 
 A spare is only ever handed to an adapter whose :class:`AgentSpec` is equal to the one it
 was started with: the same command, the same environment, the same time limits, and the
@@ -12,12 +17,13 @@ same agent file (device, inode, size and modification time, looked at before and
 the start), so a spare of another option set, or of a build replaced since, is never
 used.  A spare is never used twice: the pool hands it out and forgets it.
 
-Clean-up: at most :data:`SPARE_LIMIT` spares are kept (the oldest is closed first);
-:meth:`SparePool.close_spares` and the ``atexit`` hook close the waiting ones (``quit``,
-then SIGKILL), which covers pytest-xdist workers too (they exit normally).  A process
-that dies without running ``atexit`` leaves nothing behind either: its spares read EOF
-on stdin and quit.  A child made by ``fork`` forgets the parent's spares without touching
-them.
+Clean-up: at most :data:`SPARE_LIMIT` spares and :data:`FORK_SERVER_LIMIT` fork servers
+are kept (the oldest goes first; a fork server stops forking and ends once its last child
+has); :meth:`SparePool.close_spares` and the ``atexit`` hook close the waiting spares
+(``quit``, then SIGKILL) and the fork servers, which covers pytest-xdist workers too (they
+exit normally).  A process that dies without running ``atexit`` leaves nothing behind
+either: its spares read EOF on stdin and quit, and so do its fork servers on their socket.
+A child made by ``fork`` forgets the parent's spares and servers without touching them.
 """
 
 from __future__ import annotations
@@ -32,10 +38,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .client import AgentDied, AgentProcess
+from .forkserver import ForkServer
 
 SPARE_LIMIT = 2
 """Spares kept at most, over every option set (one per option set is what a run needs:
 under pytest-xdist each worker is a process with its own pool)."""
+FORK_SERVER_LIMIT = 4
+"""Fork servers kept at most, over every option set."""
 
 
 def _identity(path: str) -> tuple[int, int, int, int]:
@@ -57,10 +66,18 @@ class AgentSpec:
     quit_timeout: float
     build: tuple[int, int, int, int]
     """:func:`_identity` of ``argv[0]`` when the spec was made."""
+    fork: bool = False
+    """Agents are forks of a fork server (for a backend that starts no thread before its
+    first call), not new executions."""
 
     @classmethod
     def of(
-        cls, argv: Sequence[str], env: Mapping[str, str], timeout: float, quit_timeout: float
+        cls,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        timeout: float,
+        quit_timeout: float,
+        fork: bool = False,
     ) -> AgentSpec:
         return cls(
             tuple(argv),
@@ -68,10 +85,16 @@ class AgentSpec:
             float(timeout),
             float(quit_timeout),
             _identity(argv[0]),
+            fork,
         )
 
     def start(self) -> AgentProcess:
-        """A new agent process (raises AgentDied if it cannot be started)."""
+        """A new agent (raises AgentDied if it cannot be started)."""
+        if self.fork:
+            server = FORK_SERVERS.server(self)
+            return AgentProcess(
+                list(self.argv), None, self.timeout, self.quit_timeout, spawn=server.spawn
+            )
         return AgentProcess(list(self.argv), dict(self.env), self.timeout, self.quit_timeout)
 
     def current(self) -> bool:
@@ -220,11 +243,82 @@ class SparePool:
         self._making = None
 
 
+class ForkServers:
+    """One running fork server per spec."""
+
+    def __init__(self, limit: int = FORK_SERVER_LIMIT) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._servers: collections.OrderedDict[AgentSpec, ForkServer] = collections.OrderedDict()
+        self.started = 0
+
+    def server(self, spec: AgentSpec) -> ForkServer:
+        """The spec's running server (started if there is none, or it died)."""
+        retired: list[ForkServer] = []
+        with self._lock:
+            server = self._servers.get(spec)
+            if server is not None and not server.alive:
+                retired.append(self._servers.pop(spec))
+                server = None
+            if server is None:
+                server = ForkServer(spec.argv, dict(spec.env))
+                self.started += 1
+                if not spec.current():  # the file changed as it started: which build runs?
+                    retired.append(server)
+                    server = None
+                else:
+                    self._servers[spec] = server
+                    while len(self._servers) > self.limit:
+                        retired.append(self._servers.popitem(last=False)[1])
+            else:
+                self._servers.move_to_end(spec)
+        for old in retired:
+            old.retire()
+        if server is None:
+            raise AgentDied(f"the agent {spec.argv[0]} was replaced while it started")
+        return server
+
+    def pid(self, spec: AgentSpec) -> int | None:
+        with self._lock:
+            server = self._servers.get(spec)
+            return server.pid if server is not None else None
+
+    def close(self) -> None:
+        """End every server (their children live on until their clients close them)."""
+        with self._lock:
+            servers = list(self._servers.values())
+            self._servers.clear()
+        for server in servers:
+            server.close()
+
+    def _forget_after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._servers = collections.OrderedDict()
+
+
+FORK_SERVERS = ForkServers()
+"""The process's fork servers."""
+
 SPARES = SparePool()
 """The process's pool (each pytest-xdist worker has its own)."""
 
-atexit.register(SPARES.shutdown)
+
+def _shutdown() -> None:
+    SPARES.shutdown()
+    FORK_SERVERS.close()
+
+
+atexit.register(_shutdown)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=SPARES._forget_after_fork)
+    os.register_at_fork(after_in_child=FORK_SERVERS._forget_after_fork)
 
-__all__ = ["SPARES", "SPARE_LIMIT", "AgentSpec", "SparePool"]
+__all__ = [
+    "FORK_SERVERS",
+    "FORK_SERVER_LIMIT",
+    "SPARES",
+    "SPARE_LIMIT",
+    "AgentSpec",
+    "ForkServers",
+    "SparePool",
+]

@@ -71,6 +71,9 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define AGENT_VERSION "0.2.0"
@@ -911,7 +914,7 @@ static void main_loop()
     }
 }
 
-/* ------------------------------------------------------------------ main -- */
+/* -------------------------------------------------------------- start-up -- */
 
 #ifdef ACL_CONFORMANCE_REGISTER_VARIABLES
 /* Advise transparent huge pages for the 2 MiB-aligned part of a large variable before its
@@ -957,9 +960,139 @@ static int register_fixtures()
 }
 #endif
 
-int main()
+/* ----------------------------------------------------------- fork server -- */
+/*
+ * `acl_conformance_agent --fork-server=<fd>`: the agent starts up (looks up the symbol APIs,
+ * registers the fixtures), then makes no ACL call and serves no request itself.  On the
+ * SOCK_SEQPACKET socket <fd> it reads `spawn <tag>` messages, each carrying three
+ * descriptors (SCM_RIGHTS): the stdin, stdout and stderr of a new agent.  For each it forks
+ * a child, which starts a session of its own, takes them as 0, 1 and 2, and serves the
+ * protocol as an agent that has just started: its state is the server's, which has made
+ * no ACL call.  The server answers `pid <tag> <pid>` (or `error <tag> <errno>`), and
+ * `exit <pid> <wait status>` when a child has ended (it reaps them).  At EOF on the socket
+ * it exits; its children live on until their own stdin closes.
+ *
+ * Only for backends that start no thread before their first call (the bundled double): a
+ * child of a process with threads has only the forking one.  See ../PROTOCOL.md.
+ */
+
+static void server_send(int sock, const std::string &text)
+{
+    while (send(sock, text.data(), text.size(), MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+}
+
+/* Serve until EOF (returns the server's exit status), or return -1 in a new child. */
+static int fork_server(int sock)
+{
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, nullptr);
+    int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        std::perror("acl-conformance agent: signalfd");
+        return 4;
+    }
+    for (;;) {
+        struct pollfd fds[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            std::perror("acl-conformance agent: poll");
+            return 5;
+        }
+        if (fds[1].revents & POLLIN) {
+            struct signalfd_siginfo info;
+            while (read(sfd, &info, sizeof info) == (ssize_t)sizeof info) {
+            }
+            int status = 0;
+            pid_t pid;
+            while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+                server_send(sock, "exit " + std::to_string((long long)pid) + " " + std::to_string(status));
+            }
+        }
+        if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            continue;
+        }
+        char text[256];
+        alignas(struct cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))];
+        struct iovec iov = {text, sizeof text - 1};
+        struct msghdr msg = {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+            continue;
+        }
+        if (n <= 0) {
+            return 0; /* the client is gone */
+        }
+        int given[3];
+        int count = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+                continue;
+            }
+            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < k; i++) {
+                int fd;
+                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                if (count < 3) {
+                    given[count++] = fd;
+                } else {
+                    close(fd);
+                }
+            }
+        }
+        std::vector<std::string> tok = split(text, (size_t)n);
+        std::string tag = tok.size() >= 2 ? tok[1] : "0";
+        pid_t pid = -1;
+        int error = EINVAL;
+        if (tok.size() == 2 && tok[0] == "spawn" && count == 3 && (msg.msg_flags & MSG_CTRUNC) == 0) {
+            pid = fork();
+            error = errno;
+        }
+        if (pid == 0) { /* the new agent */
+            close(sock);
+            close(sfd);
+            sigprocmask(SIG_UNBLOCK, &chld, nullptr);
+            setsid(); /* a process group of its own: the client kills it with its group */
+            for (int i = 0; i < 3; i++) {
+                dup2(given[i], i);
+            }
+            for (int i = 0; i < 3; i++) {
+                if (given[i] > 2) {
+                    close(given[i]);
+                }
+            }
+            return -1;
+        }
+        for (int i = 0; i < count; i++) {
+            close(given[i]);
+        }
+        server_send(sock, pid > 0 ? "pid " + tag + " " + std::to_string((long long)pid)
+                                  : "error " + tag + " " + std::to_string(error));
+    }
+}
+
+/* ------------------------------------------------------------------ main -- */
+
+int main(int argc, char **argv)
 {
     std::signal(SIGPIPE, SIG_IGN);
+    int server = -1;
+    for (int i = 1; i < argc; i++) {
+        if (std::strncmp(argv[i], "--fork-server=", 14) == 0) {
+            server = std::atoi(argv[i] + 14);
+        } else {
+            std::fprintf(stderr, "usage: %s [--fork-server=<socket fd>]\n", argv[0]);
+            return 2;
+        }
+    }
     g = new State;
     g_in = new Input;
     std::memset(g_not_a_handle, 0xA5, sizeof g_not_a_handle);
@@ -969,5 +1102,11 @@ int main()
         return 3;
     }
 #endif
+    if (server >= 0) {
+        int status = fork_server(server);
+        if (status >= 0) {
+            return status;
+        }
+    }
     main_loop();
 }

@@ -9,6 +9,7 @@
 - ``build``: builds all of these with the system compiler (or CMake) into a cache;
 - ``client``: the agent process and the protocol (``PROTOCOL.md``);
 - ``pool``: warm spare agents, so that a fresh agent per example costs little;
+- ``forkserver``: fresh agents as forks of one that has started (for the double);
 - ``adapter``: the ``cann`` adapter (options are listed there).
 """
 

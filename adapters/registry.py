@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -37,11 +38,20 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+_FOUND: dict[tuple[str, ...], dict[str, importlib.metadata.EntryPoint]] = {}
+
+
 def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    found: dict[str, importlib.metadata.EntryPoint] = {}
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep)  # the first distribution on sys.path wins
-    return found
+    # Scanning every installed distribution takes milliseconds, and a backend that is
+    # started afresh for each example is resolved as often: kept per sys.path.
+    key = tuple(sys.path)
+    if key not in _FOUND:
+        found: dict[str, importlib.metadata.EntryPoint] = {}
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            found.setdefault(ep.name, ep)  # the first distribution on sys.path wins
+        _FOUND.clear()
+        _FOUND[key] = found
+    return _FOUND[key]
 
 
 def available() -> list[str]:

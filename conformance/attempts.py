@@ -59,10 +59,11 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
         runs.append(reports)
         call = _call(reports)
-        more = _to_mask(call) - item.stash[MASKS] if call is not None else frozenset()
+        seen: frozenset[str] = item.stash[MASKS]
+        more = _to_mask(call) - seen if call is not None else frozenset[str]()
         if not more or len(runs) >= MAX_ATTEMPTS:
             break
-        item.stash[MASKS] = item.stash[MASKS] | more
+        item.stash[MASKS] = seen | more
         _reset(item)
     for report in merge(runs):
         ihook.pytest_runtest_logreport(report=report)

@@ -20,7 +20,7 @@ from typing import Any
 from acl_conformance.reference_impl.constants import SIZE_MAX
 
 from . import ops
-from .harness import Harness
+from .harness import Harness, HostBuffer
 
 TO_ASYNC = "memcpy_to_symbol_async"
 TO_SYNC = "memcpy_to_symbol"
@@ -248,7 +248,7 @@ def valid_args(
     h: Harness,
     call: str,
     var: str,
-    buf: ops.HostBuffer,
+    buf: HostBuffer,
     count: int,
     offset: int = 0,
     stream: int | None = None,

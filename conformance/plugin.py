@@ -446,7 +446,8 @@ def _masks(item: pytest.Item, suite: context.Suite) -> frozenset[str]:
     failed on."""
     carried = set(_requirements_of(item))
     known = set(suite.expected) | (suite.run.failed() if suite.run is not None else set())
-    return frozenset((known - carried) | item.stash.get(attempts.MASKS, frozenset()))
+    own: frozenset[str] = item.stash.get(attempts.MASKS, frozenset())
+    return frozenset((known - carried) | own)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -566,7 +567,8 @@ def pytest_runtest_makereport(
         return report
     if listed is not None and expected is None:
         # A test the expectations file lists: whatever it fails on is expected.
-        expected = dict(item.user_properties).get("expected_failure")
+        carried = dict(item.user_properties).get("expected_failure")
+        expected = str(carried) if carried is not None else None
         report.outcome = "skipped"
         report.wasxfail = f"{EXPECTED}{listed}"
         report.longrepr = None

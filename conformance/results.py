@@ -86,7 +86,7 @@ def skip_reason(report: pytest.TestReport) -> str:
 
 def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
     """The result record of one test."""
-    props = dict(report.user_properties)
+    props: dict[str, Any] = dict(report.user_properties)
     message = props.get("message")
     if message is None and report.failed:
         message = str(report.longrepr)[:4000]

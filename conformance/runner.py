@@ -59,7 +59,7 @@ class RunOptions:
     """The options given on the command line (a conformance run locks the others)."""
 
 
-CONFORMANCE_ALLOWED = {"adapter", "adapter_options", "report_dir", "mode"}
+CONFORMANCE_ALLOWED = {"adapter", "adapter_option", "report_dir", "mode"}
 
 
 def default_jobs() -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -26,12 +27,23 @@ class RunState:
     def create(cls) -> RunState:
         return cls(tempfile.mkdtemp(prefix="acl-conformance-run-"))
 
-    def mark_failed(self, requirement: str) -> None:
-        (self.dir / "failed" / requirement).touch()
+    def mark_failed(self, requirement: str, also: Iterable[str] = ()) -> None:
+        """A failure charged to ``requirement`` that could equally be charged to ``also``."""
+        others = [r for r in also if r != requirement]
+        # Requirement ids are letters, digits and hyphens: a comma separates them.
+        (self.dir / "failed" / ",".join([requirement, *others])).touch()
 
     def failed(self) -> frozenset[str]:
-        """The requirements that have failed so far in the run (by any worker)."""
-        return frozenset(os.listdir(self.dir / "failed"))
+        """The requirements that have failed so far in the run (by any worker): those a
+        failure cited with no other reading, and those an ambiguous failure cited unless
+        one of its other readings has failed clearly (the report charges it there too, see
+        reports.aggregate; masking the cited one would stop tests that check it for
+        nothing)."""
+        names = [n.split(",") for n in os.listdir(self.dir / "failed")]
+        clear = {n[0] for n in names if len(n) == 1}
+        return frozenset(
+            clear | {n[0] for n in names if len(n) > 1 and not clear.intersection(n[1:])}
+        )
 
     def claim(self, identity: str, test: str) -> str:
         """The test that owns failure ``identity``: ``test`` if it is the first to claim it."""

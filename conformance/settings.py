@@ -49,6 +49,21 @@ def hypothesis_profile_name(name: str) -> str:
 
 NO_SHRINK = tuple(p for p in Phase if p is not Phase.shrink)
 
+SHRINK_SECONDS = {"ci": 30, "dev": 30, "thorough": 300}
+"""How long one test may spend shrinking a failure.  Hypothesis' own limit is five
+minutes; a backend whose failure comes and goes (a timing bug) can spend all of it on
+candidates that do not fail, in every test that meets the bug.  The smallest sequence
+found by then is reported."""
+
+
+def limit_shrinking(seconds: float) -> None:
+    """Set Hypothesis' limit on the time spent shrinking (it has no setting for it: the
+    engine reads a module constant, which is left alone if a release renames it)."""
+    from hypothesis.internal.conjecture import engine
+
+    if isinstance(getattr(engine, "MAX_SHRINKING_SECONDS", None), (int, float)):
+        engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[assignment]
+
 
 def register(max_examples: int | None = None, no_shrink: bool = False) -> None:
     """Register the three profiles (``max_examples`` overrides each profile's count;
@@ -64,4 +79,5 @@ def register(max_examples: int | None = None, no_shrink: bool = False) -> None:
 
 def load(name: str, max_examples: int | None = None, no_shrink: bool = False) -> None:
     register(max_examples, no_shrink)
+    limit_shrinking(SHRINK_SECONDS[name])
     settings.load_profile(hypothesis_profile_name(name))

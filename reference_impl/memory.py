@@ -358,14 +358,16 @@ def _false_runs(mask: npt.NDArray[np.bool_]) -> list[tuple[int, int]]:
 
 
 def _coalesce(runs: list[Mismatch]) -> list[Mismatch]:
-    """Join runs that touch and have the same candidates."""
+    """Join runs that touch and have the same candidates (and the blocked writes of both)."""
     out: list[Mismatch] = []
     for m in runs:
         if out and out[-1].hi == m.lo and out[-1].candidates == m.candidates:
             prev = out[-1]
-            out[-1] = Mismatch(
-                prev.lo, m.hi, prev.observed + m.observed, prev.candidates, prev.blocked
-            )
+            blocked = [
+                *prev.blocked,
+                *(w for w in m.blocked if all(w is not x for x in prev.blocked)),
+            ]
+            out[-1] = Mismatch(prev.lo, m.hi, prev.observed + m.observed, prev.candidates, blocked)
         else:
             out.append(m)
     return out

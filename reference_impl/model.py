@@ -236,15 +236,29 @@ class Model:
         if alt is None:
             primary = exp.outcome.primary
             spec = CALLS[exp.name]
+            requirement, also = (
+                primary.requirement,
+                _some(*primary.also, *(primary.shadow if code else ())),
+            )
+            if (
+                code
+                and exp.name.startswith("synchronize")
+                and exp.outcome.accepts_success()
+                and not exp.outcome.accepts_failure()
+            ):
+                # No device task of the suite fails, so an error from a synchronisation
+                # that had to succeed is an error reported without a failure (after a
+                # rejected call: the rejection left it behind).
+                requirement, also = "SYNC-ERROR-REPORTING", _some(primary.requirement, *also)
             return self._screen(
                 [
                     Violation(
-                        primary.requirement,
+                        requirement,
                         f"{spec.c_name} returned {error_name(code)} ({code}), which the {self.profile.name} profile does not allow here",
                         call=exp.label,
                         allowed=exp.outcome.allowed_codes(),
                         observed=f"{error_name(code)} ({code})",
-                        also=_some(*primary.also, *(primary.shadow if code else ())),
+                        also=also,
                     )
                 ]
             )
@@ -307,6 +321,11 @@ class Model:
 
     def _hygiene(self, exp: Expectation, code: int) -> None:
         """After a rejected call on a stream, that the stream still behaves is checked."""
+        if code == ACL_SUCCESS and exp.name in ("memcpy_to_symbol", "synchronize_device"):
+            dev = self.world.current_device(exp.thread)
+            for s in [*self.world.streams.values(), *self.world.default_streams.values()]:
+                if s.device == dev:
+                    s.after_sync_copy = exp.name == "memcpy_to_symbol"
         handle = exp.args.get("stream")
         if handle is None or exp.name in ("destroy_stream", "launch_gate"):
             return
@@ -326,6 +345,8 @@ class Model:
             elif exp.name.startswith("synchronize"):
                 self.evidence.check("SYNC-ERROR-REPORTING", "HYGIENE-NO-ENQUEUE")
                 stream.after_rejection = False
+        if code == ACL_SUCCESS and exp.name.startswith("synchronize"):
+            stream.after_sync_copy = False
 
     # -- host events ------------------------------------------------------
     def ready_reads(self) -> list[PendingRead]:
@@ -420,13 +441,20 @@ class Model:
             q = e.stream.queue
             g = self.order.closed_gate_before(q.frontier)
             if g is not None:
+                # From memory that was registered and is no more, the likelier reading is
+                # that the unregistration did not take.
+                was = e.source is not None and self.world.was_registered(
+                    e.source.address + e.source_offset
+                )
                 violations.append(
                     Violation(
-                        "PAGEABLE-BLOCKS",
-                        f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed",
+                        "PINNED-REGISTERED" if was else "PAGEABLE-BLOCKS",
+                        f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed"
+                        + (" (its source was registered once, then unregistered)" if was else ""),
                         call=exp.label,
                         allowed="return only after every earlier task of the stream and the copy are complete",
                         observed="returned before the gate opened",
+                        also=("PAGEABLE-BLOCKS",) if was else (),
                     )
                 )
             else:
@@ -589,13 +617,27 @@ class Model:
             open_question = True
         if status not in allowed:
             names = " or ".join(s.name for s in sorted(allowed))
+            if e.stream.after_rejection and status == not_ready:
+                why += "; a call on it was rejected since it was last synchronised"
+            busy = e.stream.after_rejection and status == not_ready
+            # Busy with nothing of its own after a synchronous copy: the likelier reading
+            # is that the copy, which belongs to no stream, was queued on this one.
+            queued = e.stream.after_sync_copy and status == not_ready
+            if queued:
+                why += "; an aclrtMemcpyToSymbol returned since it was last known complete"
+            causes = [
+                *(["HYGIENE-NO-ENQUEUE"] if busy else []),
+                *(["TOSYMBOL-SYNC"] if queued else []),
+                "STREAM-QUERY",
+            ]
             return [
                 Violation(
-                    "STREAM-QUERY",
+                    causes[0],
                     f"aclrtStreamQuery reported status {status!r}",
                     call=exp.label,
                     allowed=f"{names} ({why})",
                     observed=str(status),
+                    also=tuple(causes[1:]),
                 )
             ]
         if open_question:
@@ -603,6 +645,7 @@ class Model:
                 "STREAM-QUERY", QUERY_COMPLETE if status == complete else QUERY_NOT_READY
             )
         if status == complete:
+            e.stream.after_sync_copy = False
             self._complete(frontier, ("STREAM-QUERY", exp.label))
         return []
 
@@ -723,7 +766,9 @@ class Model:
     def _do_UnregisterHost(
         self, e: fx.UnregisterHost, exp: Expectation, out: dict[str, Any]
     ) -> list[Violation]:
-        self.world.registered.pop(e.address, None)
+        reg = self.world.registered.pop(e.address, None)
+        if reg is not None:
+            self.world.unregistered.append((reg.address, reg.size))
         return []
 
     def _do_WriteHost(
@@ -1045,10 +1090,10 @@ class Model:
                 vx, vy = x.value(a, b), y.value(a, b)
                 if vx is None or vy is None or np.array_equal(vx, vy):
                     continue
-                later, earlier = (x, y) if x.wid > y.wid else (y, x)
-                if np.array_equal(seg, later.value(a, b)):
+                later, earlier = (vx, vy) if x.wid > y.wid else (vy, vx)
+                if np.array_equal(seg, later):
                     ev.saw("STREAM-UNORDERED", LATER_LAST)
-                elif np.array_equal(seg, earlier.value(a, b)):
+                elif np.array_equal(seg, earlier):
                     ev.saw("STREAM-UNORDERED", EARLIER_LAST)
 
     def _write_evidence(
@@ -1107,6 +1152,32 @@ class Model:
         var.mark(c, m.lo, m.hi, obs, mask)
         return bool(mask.all())
 
+    def _blocked_write_shown(self, var: VarMemory, m: Mismatch) -> Write | None:
+        """A copy that could not have run yet (behind a closed gate) whose bytes the
+        mismatch shows: one that explains it all, else one that explains bytes no allowed
+        candidate does, when the blocked copies and the allowed candidates together explain
+        every byte (two copies behind one gate, side by side, both ran too early)."""
+        one = next((w for w in m.blocked if self._explains(var, w, m)), None)
+        if one is not None or not m.blocked:
+            return one
+        obs = np.frombuffer(m.observed, dtype=np.uint8)
+
+        def marked(cands: list[Candidate]) -> np.ndarray:
+            mask = np.zeros(len(obs), dtype=bool)
+            for c in cands:
+                x, y = m.lo, m.hi
+                if isinstance(c, Write):
+                    x, y = max(x, c.offset), min(y, c.end)
+                if x < y:
+                    # Views of the arrays: mark() fills in the part this candidate covers.
+                    var.mark(c, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
+            return mask
+
+        allowed = marked(m.candidates)
+        if allowed.all() or not (allowed | marked(list(m.blocked))).all():
+            return None
+        return next((w for w in m.blocked if (marked([w]) & ~allowed).any()), None)
+
     def _diagnose(self, device: int, sym: Symbol, m: Mismatch, label: str) -> Violation:
         var = self._var(device, sym)
         writes = [c for c in m.candidates if isinstance(c, Write)]
@@ -1114,9 +1185,10 @@ class Model:
         req, why = "EFFECT-BYTES", "the bytes match no copy that may have run"
         also: tuple[str, ...] = ()
         missing: bytes | None = None
+        late: str | None = None
+        older = False
         rejected = [r for r in self._rejected.get((device, sym.name), ()) if r.source is not None]
-        if any(self._explains(var, w, m) for w in m.blocked):
-            w = next(w for w in m.blocked if self._explains(var, w, m))
+        if (w := self._blocked_write_shown(var, m)) is not None:
             gate = self.order.blocked(w.task)
             if gate is not None and gate.task.queue != w.task.queue:
                 req = "STREAM-EVENT-ORDER"
@@ -1137,13 +1209,26 @@ class Model:
             # The most recent overwritten write that shows through names the broken order.
             old = next(w for w in reversed(var.retired) if self._explains(var, w, m))
             req, why, also = self._overwritten(old, done)
+            hider = next((d for d in done if old.task.happens_before(d.task)), None)
+            if hider is not None and hider.offset <= m.lo and m.hi <= hider.end:
+                # The copy that should be on top may never have run at all: a second
+                # look tells (see Violation.missing).
+                value = hider.value(m.lo, m.hi)
+                missing = value.tobytes() if value is not None else None
+                late = _OWN_PROMISE.get(hider.mode)
+                # Still there after a second look: the older copy ran after the missing one
+                # (one broken order), or the missing one wrote nothing (one lost copy); when
+                # the older one was known complete before the other was issued, running
+                # after it would take a broken promise as well: the lost copy is the reading.
+                older = req in ("STREAM-FIFO", "STREAM-EVENT-ORDER")
         elif done and self._explains(var, INITIAL, m):
             w = done[-1]
             promise, by = self._meta[w.wid].done_by or ("PINNED-COMPLETE-AFTER-SYNC", "")
             req = promise
             value = w.value(m.lo, m.hi)
             missing = value.tobytes() if value is not None else None
-            also = _some(_OWN_PROMISE.get(w.mode))
+            late = _OWN_PROMISE.get(w.mode)
+            also = _some(late)
             why = f"a copy known complete ({w.label}) did not land" + (
                 f": it was known complete because {by} returned" if by and by != w.label else ""
             )
@@ -1190,6 +1275,8 @@ class Model:
             also=tuple(r for r in also if r != req),
             read=(device, sym.name, m.lo, m.hi),
             missing=missing,
+            late=late,
+            older_write_shows=older,
         )
 
     def _overwritten(self, old: Write, done: list[Write]) -> tuple[str, str, tuple[str, ...]]:

@@ -123,6 +123,13 @@ class Violation:
     missing: bytes | None = None
     """For a copy known complete whose bytes are not there: the bytes it should have left
     (a second look tells a copy that ran late from one that wrote nothing there)."""
+    late: str | None = None
+    older_write_shows: bool = False
+    """For missing bytes: an older copy's bytes show there (not the initial contents), so
+    bytes still missing after a second look may be that copy running after the missing
+    one as much as the missing one writing nothing: both readings stay."""
+    """The requirement certainly broken if the second look finds those bytes there: the
+    promise of the copy's own call (complete at its return), which came before any other."""
 
     def render(self) -> str:
         lines = [f"[{self.requirement or 'unspecified'}] {self.message}"]

@@ -42,6 +42,7 @@ from .constants import (
     MemcpyKind,
     kind_name,
 )
+from .order import Gate
 from .outcome import ANY_ERROR, SUCCESS, Alternative, Codes, Outcome
 from .state import Event, HostRange, Stream, StreamArg, Symbol, World
 
@@ -408,8 +409,15 @@ class Profile:
         if sym is None or (stream is not None and target is None) or rng is None:
             return self.fold(checks, _impossible)
         effect = fx.ReadSymbol(sym, device, offset, count, rng.buffer, rng.offset, mode, target)
+        # A refusal of this valid read breaks the read; at dstMax's edges (exactly count,
+        # or a value that looks small once cut to 32 bits) it is dstMax that is misread.
+        edge = dst_max == count or dst_max >= 2**31
+        success_req, *also = ["FROMSYMBOL-DSTMAX", r] if edge else [r]
         return self.fold(
-            checks, Alternative(SUCCESS, effect, r, f"a valid read of {sym.name} succeeds")
+            checks,
+            Alternative(
+                SUCCESS, effect, success_req, f"a valid read of {sym.name} succeeds", tuple(also)
+            ),
         )
 
     def _symbol_query(
@@ -497,7 +505,7 @@ class Profile:
         if self.destroy_waits:
             g = world.order.closed_gate_before(target.queue.frontier)
             if g is not None:
-                return _blocked_outcome("STREAM-CALLS", target, g.gid)
+                return _blocked_outcome("STREAM-CALLS", target, g)
         effect = fx.DestroyStream(target, drains=self.destroy_waits)
         return self.fold(
             checks,
@@ -529,7 +537,7 @@ class Profile:
             return self.fold(checks, _impossible)
         blocked = world.order.closed_gate_before(target.queue.frontier)
         if blocked is not None:
-            return _blocked_outcome("PINNED-COMPLETE-AFTER-SYNC", target, blocked.gid)
+            return _blocked_outcome("PINNED-COMPLETE-AFTER-SYNC", target, blocked)
         return self.fold(
             checks,
             Alternative(
@@ -604,7 +612,7 @@ class Profile:
             if s.alive and s.device == device:
                 g = world.order.closed_gate_before(s.queue.frontier)
                 if g is not None:
-                    return _blocked_outcome("PINNED-COMPLETE-AFTER-SYNC", s, g.gid)
+                    return _blocked_outcome("PINNED-COMPLETE-AFTER-SYNC", s, g)
         return self.fold(
             checks,
             Alternative(
@@ -973,7 +981,7 @@ class Profile:
             if s.alive and s.device == device_id:
                 g = world.order.closed_gate_before(s.queue.frontier)
                 if g is not None:
-                    return _blocked_outcome("DEVICE-CALLS", s, g.gid)
+                    return _blocked_outcome("DEVICE-CALLS", s, g)
         return Outcome(
             (
                 Alternative(
@@ -1079,14 +1087,19 @@ def _one(codes: Codes, effect: object | None, requirement: str | None, why: str)
     return Outcome((Alternative(codes, effect, requirement, why),))
 
 
-def _blocked_outcome(requirement: str, stream: Stream, gate: int) -> Outcome:
+def _blocked_outcome(requirement: str, stream: Stream, gate: Gate) -> Outcome:
+    """A call that must wait for ``stream`` while a closed gate is ahead of its tasks: no
+    success yet.  A gate on another stream holds it through an event wait, so a success
+    may as well mean that the wait did not order anything."""
+    through_event = gate.task.queue != stream.queue.key
     return Outcome(
         (
             Alternative(
                 ANY_ERROR,
                 None,
                 requirement,
-                f"gate {gate} ahead in {stream.name} is closed: the call cannot return success before it opens",
+                f"gate {gate.gid} ahead in {stream.name} is closed: the call cannot return success before it opens",
+                also=("STREAM-EVENT-ORDER",) if through_event else (),
             ),
         )
     )

@@ -67,6 +67,9 @@ class Stream:
     alive: bool = True
     after_rejection: bool = False
     """A call on it was rejected since it was last synchronised (hygiene is at stake)."""
+    after_sync_copy: bool = False
+    """A synchronous copy on its device returned since it was last known complete (a busy
+    stream may then hold a copy that should have been in no stream)."""
 
 
 @dataclass(eq=False)
@@ -137,6 +140,8 @@ class World:
         too: a backend may hand a freed address out again)."""
         self.registered: dict[int, Registration] = {}
         """Registered host ranges by start address (stale ones too)."""
+        self.unregistered: list[tuple[int, int]] = []
+        """Ranges once registered and then unregistered (for diagnoses only)."""
         self.streams: dict[int, Stream] = {}
         self.dead_streams: dict[int, Stream] = {}
         self.default_streams: dict[int, Stream] = {}
@@ -262,6 +267,10 @@ class World:
             start_stale=start is None and any(r.address <= address < r.end for r in stale),
             any_stale=any(r.address < end and address < r.end for r in stale),
         )
+
+    def was_registered(self, address: int) -> bool:
+        """Was ``address`` in a range that has been unregistered (and is not registered now)?"""
+        return any(a <= address < a + n for a, n in self.unregistered)
 
     def overlapping_registrations(self, address: int, size: int) -> list[Registration]:
         return [

@@ -187,7 +187,11 @@ def _status(
 
 
 def _first_skip(tests: list[dict[str, Any]]) -> str | None:
-    return next((t.get("skip_reason") for t in tests if t["status"] == "not_supported"), None)
+    """Why the first unsupported test was not supported (without the "not supported: "
+    mark that tells such a skip from others)."""
+    reason = next((t.get("skip_reason") for t in tests if t["status"] == "not_supported"), None)
+    mark = "not supported: "
+    return reason[len(mark) :] if reason and reason.startswith(mark) else reason
 
 
 def _why_not(tests: list[dict[str, Any]]) -> str:

@@ -196,11 +196,6 @@ def test_without_symbol_apis_a_conformance_run_exits_non_zero(tmp_path: Path) ->
     """In conformance mode the verdict decides the exit status: not supported is 1."""
     build.build_agent_with_double(build.double_defines("no-symbol-apis"))
     run = run_cli(tmp_path, [*NO_SYMBOL_APIS, "--mode", "conformance"])
-    if run.returncode == 2 and "locks every option but --adapter, --adapter-option" in run.output:
-        pytest.xfail(
-            "the command line refuses --adapter-option in conformance mode (runner.py's "
-            "CONFORMANCE_ALLOWED names 'adapter_options', argparse's dest is 'adapter_option')"
-        )
     assert run.returncode == 1, run.output[-3000:]
     _all_not_supported(run.report, run.output)
 

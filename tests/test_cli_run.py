@@ -260,6 +260,12 @@ def test_a_backend_with_three_bugs_gets_every_requirement_decided(
     [
         (["run", "--adapter", "nope"], "adapter 'nope': unknown"),
         (["run", "--mode", "conformance", "--seed", "3"], "remove --seed"),
+        # --adapter-option is one of the options a conformance run takes: the run gets as
+        # far as looking the adapter up
+        (
+            ["run", "--mode", "conformance", "--adapter", "nope", "--adapter-option", "k=v"],
+            "adapter 'nope': unknown",
+        ),
         (["run", "--requirement", "NOT-A-REQ"], "--requirement 'NOT-A-REQ': not a requirement"),
         (["run", "--examples", "0"], "--examples 0: must be at least 1"),
         (["run", "--adapter-option", "novalue"], "expected KEY=VALUE"),

@@ -43,11 +43,16 @@ FACTS_KINDS = {
 }
 
 
+# Not in the facts (no call of the suite's documents returns it), but a backend whose
+# stream table fills up does: rt_error_codes.h, "no stream resource".
+OTHER_ERRORS = {"ACL_ERROR_RT_NO_STREAM_RESOURCE": 207008}
+
+
 def test_error_values_and_names() -> None:
-    for name, value in FACTS_ERRORS.items():
+    for name, value in {**FACTS_ERRORS, **OTHER_ERRORS}.items():
         assert getattr(c, name) == value, name
         assert c.error_name(value) == name
-    assert set(c.ERROR_NAMES.values()) == set(FACTS_ERRORS)
+    assert set(c.ERROR_NAMES.values()) == set(FACTS_ERRORS) | set(OTHER_ERRORS)
     assert c.error_name(12345) == "<unknown aclError 12345>"
 
 

@@ -93,6 +93,23 @@ def test_gate_reaches_other_streams_through_events(w: W) -> None:
     assert not outcome.accepts_success()
 
 
+def test_two_copies_behind_an_event_that_ran_too_early_are_an_order_violation(w: W) -> None:
+    # Two copies side by side, each behind a gate through an event: a read showing both
+    # is one run of wrong bytes that no single copy explains; it is still an ordering
+    # violation (the bytes are theirs), not bytes outside every copy's range.
+    w.ok("create_event", outputs={"event": 0xE1})
+    w.ok("launch_gate", stream=w.stream, outputs={"gate": 1})
+    w.ok("record_event", event=0xE1, stream=w.stream)
+    w.ok("stream_wait_event", stream=w.other_stream, event=0xE1)
+    assert copy(w, stream=w.other_stream, count=16) == []
+    assert copy(w, stream=w.other_stream, src=PINNED + 16, count=16, offset=16) == []
+    assert observe(w, "g_arr256", after("g_arr256", 0, PIN[:32])) == {"STREAM-EVENT-ORDER"}
+    # Bytes no copy would write there are still stray.
+    assert observe(w, "g_arr256", after("g_arr256", 0, PIN[:16] + b"\xee" * 16)) != {
+        "STREAM-EVENT-ORDER"
+    }
+
+
 def test_source_changed_while_pending(w: W) -> None:
     assert copy(w, count=4) == []
     w.ok("write_host", dst=PINNED + 1, data=b"\xee\xee")

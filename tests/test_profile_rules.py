@@ -257,7 +257,8 @@ FROM_CASES: list[tuple[dict[str, Any], set[int], str, str]] = [
     ({"kind": 4}, {0}, SUCCESS, "FROMSYMBOL-BYTES"),
     *[({"kind": k}, {100000}, REJECT, "FROMSYMBOL-KINDS") for k in (0, 1, 3, 5, 6, 7, -1, 8, 999)],
     ({"dst_max": 15}, {100000}, REJECT, "FROMSYMBOL-DSTMAX"),
-    ({"dst_max": 16}, {0}, SUCCESS, "FROMSYMBOL-BYTES"),
+    ({"dst_max": 16}, {0}, SUCCESS, "FROMSYMBOL-DSTMAX"),  # dstMax == count: its edge
+    ({"dst_max": 17}, {0}, SUCCESS, "FROMSYMBOL-BYTES"),
     ({"dst_max": 15, "kind": 1}, {100000}, REJECT, "FROMSYMBOL-DSTMAX"),
     ({"dst": 0}, {100000}, REJECT, "FROMSYMBOL-BYTES"),
     ({"symbol": 0}, {100000}, REJECT, "FROMSYMBOL-BYTES"),

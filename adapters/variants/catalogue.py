@@ -9,6 +9,7 @@ from typing import Any
 from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.simulator import Simulator
 
+from . import corner_mutants as c
 from . import mutants as m
 
 BOTH = ("spec", "cann")
@@ -106,6 +107,28 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("dst-max-ignored", m.DstMaxIgnored, "FROMSYMBOL-DSTMAX"),
     _mutant("symbol-not-found-code", m.SymbolNotFoundCode, "SYMBOL-UNREGISTERED", ("cann",)),
     _mutant("size-rounded-up", m.SizeRoundedUp, "SYMBOL-SIZE-AS-DECLARED"),
+    # the corners (corner_mutants.py)
+    _mutant("count-cut-to-32-bits", c.CountCutTo32Bits, "BOUNDS-PAST-END"),
+    _mutant("offset-compared-signed", c.OffsetComparedSigned, "BOUNDS-PAST-END"),
+    _mutant("from-ignores-offset", c.FromIgnoresOffset, "FROMSYMBOL-BYTES"),
+    _mutant("from-async-reads-at-the-call", c.FromAsyncReadsAtTheCall, "FROMSYMBOL-BYTES"),
+    _mutant("large-copy-loses-its-tail", c.LargeCopyLosesItsTail, "EFFECT-BYTES"),
+    _mutant(
+        "device-sync-default-stream-only",
+        c.DeviceSyncWaitsForTheDefaultStream,
+        "PINNED-COMPLETE-AFTER-SYNC",
+    ),
+    _mutant("timeout-zero-waits-forever", c.TimeoutZeroWaitsForever, "SYNC-TIMEOUT", ("cann",)),
+    _mutant("event-sync-returns-early", c.EventSyncReturnsEarly, "PINNED-COMPLETE-AFTER-SYNC"),
+    _mutant("registered-range-one-past", c.RegisteredRangeOnePast, "PAGEABLE-BLOCKS"),
+    _mutant("unregister-keeps-the-pages", c.UnregisterKeepsThePages, "PINNED-REGISTERED"),
+    _mutant("rejection-leaves-an-error", c.RejectionLeavesAnError, "SYNC-ERROR-REPORTING"),
+    _mutant("rejection-leaves-stream-busy", c.RejectionLeavesTheStreamBusy, "HYGIENE-NO-ENQUEUE"),
+    _mutant("deep-queue-drops-tasks", c.DeepQueueDropsTasks, "EFFECT-BYTES"),
+    _mutant("symbol-size-in-16-bits", c.SymbolSizeIn16Bits, "SYMBOL-SIZE-AS-DECLARED"),
+    _mutant("dst-max-cut-to-32-bits", c.DstMaxCutTo32Bits, "FROMSYMBOL-DSTMAX"),
+    _mutant("from-accepts-interior-pointers", c.FromAcceptsInteriorPointers, "FROMSYMBOL-BYTES"),
+    _mutant("sync-copy-from-pinned-is-async", c.SyncCopyFromPinnedIsAsync, "TOSYMBOL-SYNC"),
     _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
     _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),
     _legal(

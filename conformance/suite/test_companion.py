@@ -24,6 +24,23 @@ def test_memcpy_to_symbol_is_complete_at_return(harness: Harness, memory: str, k
     assert h.observe(VAR)[10:110] == data
 
 
+@pytest.mark.requirement("TOSYMBOL-SYNC", "PINNED-ASYNC")
+@pytest.mark.needs(gate=True)
+def test_memcpy_to_symbol_does_not_wait_for_streams(harness: Harness) -> None:
+    """aclrtMemcpyToSymbol is in no stream: from page-locked memory too, it is complete when
+    it returns, even while a closed gate holds the streams."""
+    h = harness
+    data = ops.pattern(93, 64)
+    src = h.pinned(64, data)
+    held = h.any_stream()
+    g = h.gate(held)
+    timer = h.open_later(g, 3.0)  # a copy that wrongly waits for the stream returns then
+    r = ops.to_symbol(h, VAR, src, count=64, offset=64)
+    assert r.ok
+    assert h.observe(VAR)[64:128] == data
+    h.settle_timer(timer, g)
+
+
 @pytest.mark.requirement("TOSYMBOL-SYNC", "HYGIENE-NO-WRITE")
 def test_memcpy_to_symbol_with_count_zero(harness: Harness) -> None:
     """Its other checks are the async call's (test_hygiene: every call, every defect)."""
@@ -59,7 +76,7 @@ def test_from_symbol_kinds(harness: Harness, kind: int, call: str) -> None:
 
 
 @pytest.mark.requirement("FROMSYMBOL-DSTMAX")
-@pytest.mark.parametrize("dst_max", [15, 16, 17, 0])
+@pytest.mark.parametrize("dst_max", [15, 16, 17, 0, 2**31, 2**32 + 15, 2**63, 2**64 - 1])
 @pytest.mark.parametrize("call", ["sync", "async"])
 def test_from_symbol_dst_max(harness: Harness, dst_max: int, call: str) -> None:
     h = harness
@@ -80,8 +97,13 @@ def test_from_symbol_async_reads_in_stream_order(harness: Harness, memory: str) 
     src = h.pinned(64, ops.pattern(94, 64))
     dst = h.pinned(64) if memory == "pinned" else h.pageable(64)
     s = h.stream()
+    # Behind a closed gate where there is one, so that the write has certainly not run
+    # when the read is issued: a read made at the call, not in stream order, shows.
+    g = h.gate(s) if h.caps.gate and memory == "pinned" else None
     ops.to_symbol_async(h, VAR, src, count=64, stream=s)
     ops.from_symbol_async(h, dst, VAR, count=64, stream=s)  # after the write, in the same stream
+    if g is not None:
+        h.open(g)
     ops.sync(h, s)  # the harness checks the bytes the read left against the model
     assert h.read(dst) == ops.pattern(94, 64)
 

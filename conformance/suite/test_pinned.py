@@ -60,8 +60,13 @@ def test_returns_at_once_behind_a_closed_gate(harness: Harness) -> None:
 def test_complete_after_a_synchronisation(harness: Harness, how: str) -> None:
     h = harness
     src = h.pinned(256, ops.pattern(32, 256))
+    dst = h.pinned(256, bytes(256))
     s = h.stream()
     ops.to_symbol_async(h, VAR, src, count=256, stream=s)
+    # An asynchronous read behind it, into page-locked memory: its destination is looked at
+    # in host memory once the synchronisation returns, with no call that could itself make
+    # a lazy device run what it holds (as a synchronous read may).
+    ops.from_symbol_async(h, dst, VAR, count=256, stream=s)
     if how == "stream":
         ops.sync(h, s)
     elif how == "device":
@@ -139,6 +144,7 @@ STARTS = {
     "in the registered page": (PAGE + 64, 64),
     "across into the registered page": (PAGE - 32, 64),
     "across out of the registered page": (2 * PAGE - 32, 64),
+    "at the first byte after it": (2 * PAGE, 64),
     "in the page after": (2 * PAGE + 64, 64),
 }
 

@@ -136,6 +136,7 @@ SYNCS = ["stream", "device", "event", "timeout -1", "timeout 10 s", "query"]
 @pytest.mark.requirement(
     "STREAM-FIFO",
     "STREAM-UNORDERED",
+    "EFFECT-BYTES",
     "PINNED-COMPLETE-AFTER-SYNC",
     "SYNC-TIMEOUT",
     "STREAM-QUERY",
@@ -159,6 +160,11 @@ def test_deep_queues_behind_a_gate(harness: Harness, how: str) -> None:
         offset = (k * 13) % (n - count + 1)
         h.write(src, 64 * k, ops.pattern(510 + k, count))
         ops.to_symbol_async(h, VAR, src, count=count, offset=offset, stream=held, src_offset=64 * k)
+    for k in range(8):  # and at the back of the queue, bytes no other copy touches
+        h.write(src, 3584 + 64 * k, ops.pattern(550 + k, 64))
+        ops.to_symbol_async(
+            h, "g_arr4k", src, count=64, offset=2048 + 64 * k, stream=held, src_offset=3584 + 64 * k
+        )
     for k, (stream, var) in enumerate([(free1, "g_arr4k"), (free2, "g_arr4k")] * 8):
         h.write(src, 3072 + k, ops.pattern(560 + k, 32))
         ops.to_symbol_async(
@@ -232,5 +238,8 @@ def test_record_and_wait_across_streams_then_destroyed(harness: Harness, destroy
     h.call("destroy_stream", stream=s1 if destroyed == "recording stream" else s2)
     h.settle_timer(timer, g)
     ops.sync_device(h)
-    assert h.observe(VAR)[:64] == ops.pattern(611, 64)
+    # The model judges the bytes: under cann a destroy waits for the stream's tasks, so the
+    # later copy is on top; under spec the text does not say what becomes of the tasks of
+    # a stream destroyed with tasks pending, so either copy may be.
+    h.observe(VAR)
     assert h.call("synchronize_event", event=e).ok

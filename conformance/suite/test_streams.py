@@ -154,21 +154,23 @@ def test_deep_queues_behind_a_gate(harness: Harness, how: str) -> None:
     n = ops.size(h, VAR)
     held, free1, free2 = h.stream(), h.stream(), h.stream()
     g = h.gate(held)
-    src = h.pinned(4096, ops.pattern(500, 4096))
-    for k in range(48):  # overlapping ranges: the order within the stream decides
+    src = h.pinned(16384, ops.pattern(500, 16384))
+    # More than a hundred tasks behind the gate: past the depths (32, 64) where a queue
+    # might overflow, drop a task or start taking copies inline.
+    for k in range(120):  # overlapping ranges: the order within the stream decides
         count = 16 + (k * 7) % 48
         offset = (k * 13) % (n - count + 1)
         h.write(src, 64 * k, ops.pattern(510 + k, count))
         ops.to_symbol_async(h, VAR, src, count=count, offset=offset, stream=held, src_offset=64 * k)
     for k in range(8):  # and at the back of the queue, bytes no other copy touches
-        h.write(src, 3584 + 64 * k, ops.pattern(550 + k, 64))
+        h.write(src, 8192 + 64 * k, ops.pattern(650 + k, 64))
         ops.to_symbol_async(
-            h, "g_arr4k", src, count=64, offset=2048 + 64 * k, stream=held, src_offset=3584 + 64 * k
+            h, "g_arr4k", src, count=64, offset=2048 + 64 * k, stream=held, src_offset=8192 + 64 * k
         )
     for k, (stream, var) in enumerate([(free1, "g_arr4k"), (free2, "g_arr4k")] * 8):
-        h.write(src, 3072 + k, ops.pattern(560 + k, 32))
+        h.write(src, 12288 + k, ops.pattern(660 + k, 32))
         ops.to_symbol_async(
-            h, var, src, count=32, offset=32 * k, stream=stream, src_offset=3072 + k
+            h, var, src, count=32, offset=32 * k, stream=stream, src_offset=12288 + k
         )
     assert h.call("stream_query", stream=held)["status"] == StreamStatus.ACL_STREAM_STATUS_NOT_READY
     h.observe(VAR)  # nothing of the held stream has run
@@ -209,6 +211,7 @@ def test_an_event_recorded_again(harness: Harness) -> None:
     ops.record(h, e, s1)
     ops.wait(h, s2, e)  # s2 follows the first record: after a
     ops.to_symbol_async(h, VAR, b, count=64, offset=0, stream=s2)
+    g2 = h.gate(s1)  # holds c and the second record after the first gate opens
     ops.to_symbol_async(h, VAR, c, count=64, offset=64, stream=s1)
     ops.record(h, e, s1)  # recorded again, after c
     ops.wait(h, s3, e)  # s3 follows the second record: after c
@@ -216,6 +219,10 @@ def test_an_event_recorded_again(harness: Harness) -> None:
     h.watch(VAR)  # nothing can run before the gate opens
     h.open(g)
     ops.sync(h, s2)
+    # The second record is still behind g2: d may not have run (a wait that follows the
+    # first record instead would let it run now).
+    h.observe(VAR)
+    h.open(g2)
     ops.sync(h, s3)
     data = h.observe(VAR)
     assert data[:64] == ops.pattern(601, 64) and data[64:128] == ops.pattern(603, 64)

@@ -30,6 +30,18 @@ from .constants import StreamStatus
 from .evidence import QUERY_COMPLETE, QUERY_NOT_READY
 from .order import Gate
 from .outcome import Violation
+from .requirement_ids import (
+    DEVICE_CALLS,
+    EVENT_CALLS,
+    GETSYMBOL_ADDRESS,
+    HYGIENE_NO_ENQUEUE,
+    PINNED_COMPLETE_AFTER_SYNC,
+    STREAM_CALLS,
+    STREAM_QUERY,
+    SYMBOL_SIZE_AS_DECLARED,
+    SYNC_TIMEOUT,
+    TOSYMBOL_SYNC,
+)
 
 if TYPE_CHECKING:
     from .model import Expectation, Model
@@ -51,7 +63,7 @@ def _new_stream(
     if handle == 0:
         return [
             Violation(
-                "STREAM-CALLS",
+                STREAM_CALLS,
                 "aclrtCreateStream returned ACL_SUCCESS but a NULL stream",
                 call=exp.label,
             )
@@ -59,7 +71,7 @@ def _new_stream(
     try:
         model.world.add_stream(handle, e.device)
     except ValueError as err:
-        return [Violation("STREAM-CALLS", str(err), call=exp.label)]
+        return [Violation(STREAM_CALLS, str(err), call=exp.label)]
     return []
 
 
@@ -67,7 +79,7 @@ def _destroy_stream(
     model: Model, e: fx.DestroyStream, exp: Expectation, out: dict[str, Any]
 ) -> list[Violation]:
     if e.drains:
-        model._complete(e.stream.queue.frontier, ("STREAM-CALLS", exp.label))
+        model._complete(e.stream.queue.frontier, (STREAM_CALLS, exp.label))
     model.world.kill_stream(e.stream)
     return []
 
@@ -76,9 +88,9 @@ def _sync_stream(
     model: Model, e: fx.SyncStream, exp: Expectation, out: dict[str, Any]
 ) -> list[Violation]:
     promise = (
-        "SYNC-TIMEOUT"
+        SYNC_TIMEOUT
         if exp.name == "synchronize_stream_with_timeout"
-        else "PINNED-COMPLETE-AFTER-SYNC"
+        else PINNED_COMPLETE_AFTER_SYNC
     )
     model._complete(e.stream.queue.frontier, (promise, exp.label))
     return []
@@ -115,9 +127,9 @@ def _query_stream(
         if queued:
             why += "; an aclrtMemcpyToSymbol returned since it was last known complete"
         causes = [
-            *(["HYGIENE-NO-ENQUEUE"] if busy else []),
-            *(["TOSYMBOL-SYNC"] if queued else []),
-            "STREAM-QUERY",
+            *([HYGIENE_NO_ENQUEUE] if busy else []),
+            *([TOSYMBOL_SYNC] if queued else []),
+            STREAM_QUERY,
         ]
         return [
             Violation(
@@ -130,12 +142,10 @@ def _query_stream(
             )
         ]
     if open_question:
-        model.evidence.saw(
-            "STREAM-QUERY", QUERY_COMPLETE if status == complete else QUERY_NOT_READY
-        )
+        model.evidence.saw(STREAM_QUERY, QUERY_COMPLETE if status == complete else QUERY_NOT_READY)
     if status == complete:
         e.stream.after_sync_copy = False
-        model._complete(frontier, ("STREAM-QUERY", exp.label))
+        model._complete(frontier, (STREAM_QUERY, exp.label))
     return []
 
 
@@ -144,7 +154,7 @@ def _sync_device(
 ) -> list[Violation]:
     for s in [model.world.default_stream(e.device), *model.world.streams.values()]:
         if s.alive and s.device == e.device:
-            model._complete(s.queue.frontier, ("PINNED-COMPLETE-AFTER-SYNC", exp.label))
+            model._complete(s.queue.frontier, (PINNED_COMPLETE_AFTER_SYNC, exp.label))
     return []
 
 
@@ -155,7 +165,7 @@ def _new_event(
     if handle == 0:
         return [
             Violation(
-                "EVENT-CALLS",
+                EVENT_CALLS,
                 "aclrtCreateEvent returned ACL_SUCCESS but a NULL event",
                 call=exp.label,
             )
@@ -163,7 +173,7 @@ def _new_event(
     try:
         model.world.add_event(handle, e.device)
     except ValueError as err:
-        return [Violation("EVENT-CALLS", str(err), call=exp.label)]
+        return [Violation(EVENT_CALLS, str(err), call=exp.label)]
     return []
 
 
@@ -191,7 +201,7 @@ def _sync_event(
     model: Model, e: fx.SyncEvent, exp: Expectation, out: dict[str, Any]
 ) -> list[Violation]:
     if e.event.captured is not None:
-        model._complete(e.event.captured, ("PINNED-COMPLETE-AFTER-SYNC", exp.label))
+        model._complete(e.event.captured, (PINNED_COMPLETE_AFTER_SYNC, exp.label))
     return []
 
 
@@ -219,7 +229,7 @@ def _reset_device(
         return []
     for s in [model.world.default_stream(e.device), *list(model.world.streams.values())]:
         if s.alive and s.device == e.device:
-            model._complete(s.queue.frontier, ("DEVICE-CALLS", exp.label))
+            model._complete(s.queue.frontier, (DEVICE_CALLS, exp.label))
             if not s.default:
                 model.world.kill_stream(s)
     for (dev, name), var in model.memory.items():
@@ -242,7 +252,7 @@ def _report_device(
     if got != e.device:
         return [
             Violation(
-                "DEVICE-CALLS",
+                DEVICE_CALLS,
                 f"aclrtGetDevice reported {got!r}",
                 call=exp.label,
                 allowed=str(e.device),
@@ -259,7 +269,7 @@ def _report_device_count(
     if got != e.count:
         return [
             Violation(
-                "DEVICE-CALLS",
+                DEVICE_CALLS,
                 f"aclrtGetDeviceCount reported {got!r}, the backend declares {e.count}",
                 call=exp.label,
                 allowed=str(e.count),
@@ -276,7 +286,7 @@ def _report_symbol_address(
     if got == 0:
         return [
             Violation(
-                "GETSYMBOL-ADDRESS",
+                GETSYMBOL_ADDRESS,
                 "aclrtGetSymbolAddress returned success but a NULL device address",
                 call=exp.label,
             )
@@ -286,7 +296,7 @@ def _report_symbol_address(
     if before != got:
         return [
             Violation(
-                "GETSYMBOL-ADDRESS",
+                GETSYMBOL_ADDRESS,
                 f"the device address of {e.symbol.name} on device {e.device} changed without a reset",
                 call=exp.label,
                 allowed=f"0x{before:x} (as reported before)",
@@ -303,14 +313,14 @@ def _report_symbol_size(
     if got != e.symbol.size:
         return [
             Violation(
-                "SYMBOL-SIZE-AS-DECLARED",
+                SYMBOL_SIZE_AS_DECLARED,
                 f"aclrtGetSymbolSize reported {got!r} for {e.symbol.name}",
                 call=exp.label,
                 allowed=f"{e.symbol.size} (the declared size)",
                 observed=str(got),
             )
         ]
-    model.evidence.check("SYMBOL-SIZE-AS-DECLARED")
+    model.evidence.check(SYMBOL_SIZE_AS_DECLARED)
     return []
 
 

@@ -20,6 +20,15 @@ from .constants import MALLOC_HOST_ALIGNMENT
 from .memory import Bytes, Write
 from .outcome import Violation
 from .records import PendingRead, WriteMeta
+from .requirement_ids import (
+    FROMSYMBOL_BYTES,
+    HOST_MEMORY_CALLS,
+    PAGEABLE_BLOCKS,
+    PAGEABLE_DRAINS_STREAM,
+    PINNED_REGISTERED,
+    PINNED_START_POINTER,
+    TOSYMBOL_SYNC,
+)
 
 if TYPE_CHECKING:
     from .model import Expectation, Model
@@ -33,7 +42,7 @@ def copy_to_symbol(
     if e.either_kind:
         # The source starts in page-locked memory and runs past it (or lies in memory
         # whose registration may not have outlived a free): either path is accepted.
-        model.evidence.check("PINNED-START-POINTER")
+        model.evidence.check(PINNED_START_POINTER)
     base: Bytes | None = None
     if e.source is not None:
         lo = e.source_offset
@@ -52,29 +61,29 @@ def copy_to_symbol(
             )
             violations.append(
                 Violation(
-                    "PINNED-REGISTERED" if was else "PAGEABLE-BLOCKS",
+                    PINNED_REGISTERED if was else PAGEABLE_BLOCKS,
                     f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed"
                     + (" (its source was registered once, then unregistered)" if was else ""),
                     call=exp.label,
                     allowed="return only after every earlier task of the stream and the copy are complete",
                     observed="returned before the gate opened",
-                    also=("PAGEABLE-BLOCKS",) if was else (),
+                    also=(PAGEABLE_BLOCKS,) if was else (),
                 )
             )
         else:
             if not model._all_done(q.frontier):
-                model.evidence.check("PAGEABLE-DRAINS-STREAM")
-            model._complete(q.frontier, ("PAGEABLE-DRAINS-STREAM", exp.label))
+                model.evidence.check(PAGEABLE_DRAINS_STREAM)
+            model._complete(q.frontier, (PAGEABLE_DRAINS_STREAM, exp.label))
         task = model.order.enqueue(q, exp.label)
-        model.evidence.check("PAGEABLE-BLOCKS")
-        model._complete({q.key: task.index}, ("PAGEABLE-BLOCKS", exp.label))
+        model.evidence.check(PAGEABLE_BLOCKS)
+        model._complete({q.key: task.index}, (PAGEABLE_BLOCKS, exp.label))
     elif e.mode == "pinned":
         assert e.stream is not None
         task = model.order.enqueue(e.stream.queue, exp.label)
     else:
         hq = model._host_queue(exp.thread)
         task = model.order.enqueue(hq, exp.label)
-        model._complete({hq.key: task.index}, ("TOSYMBOL-SYNC", exp.label))
+        model._complete({hq.key: task.index}, (TOSYMBOL_SYNC, exp.label))
     model._wid += 1
     w = Write(model._wid, exp.label, task, e.offset, e.count, base, e.mode)
     model._meta[w.wid] = WriteMeta(
@@ -89,7 +98,7 @@ def copy_to_symbol(
     var.add(w)
     if model.order.is_done(task):
         model._meta[w.wid].done_by = (
-            "PAGEABLE-BLOCKS" if e.mode == "pageable" else "TOSYMBOL-SYNC",
+            PAGEABLE_BLOCKS if e.mode == "pageable" else TOSYMBOL_SYNC,
             exp.label,
         )
     for r in model._reads:
@@ -144,14 +153,14 @@ def read_symbol(
         if g is not None:
             violations.append(
                 Violation(
-                    "FROMSYMBOL-BYTES",
+                    FROMSYMBOL_BYTES,
                     f"the pageable read returned while gate {g.gid} ahead of it in {e.stream.name} was still closed",
                     call=exp.label,
                     allowed="return only after the stream's earlier tasks and the read are complete",
                 )
             )
         else:
-            model._complete(e.stream.queue.frontier, ("FROMSYMBOL-BYTES", exp.label))
+            model._complete(e.stream.queue.frontier, (FROMSYMBOL_BYTES, exp.label))
     if "observed" not in out:
         raise TypeError(f"settle() of {exp.label} needs observed=<the dst bytes after the call>")
     data = bytes(out["observed"])
@@ -170,7 +179,7 @@ def new_host_buffer(
     if address == 0:
         return [
             Violation(
-                "HOST-MEMORY-CALLS",
+                HOST_MEMORY_CALLS,
                 f"{what} returned success but a NULL pointer",
                 call=exp.label,
             )
@@ -179,7 +188,7 @@ def new_host_buffer(
     if e.pinned and model.profile.name == "cann" and address % MALLOC_HOST_ALIGNMENT:
         violations.append(
             Violation(
-                "HOST-MEMORY-CALLS",
+                HOST_MEMORY_CALLS,
                 f"aclrtMallocHost returned 0x{address:x}, not {MALLOC_HOST_ALIGNMENT}-byte aligned",
                 call=exp.label,
             )
@@ -195,7 +204,7 @@ def new_host_buffer(
             name,
         )
     except ValueError as err:
-        return [*violations, Violation("HOST-MEMORY-CALLS", f"{what}: {err}", call=exp.label)]
+        return [*violations, Violation(HOST_MEMORY_CALLS, f"{what}: {err}", call=exp.label)]
     if contents is None:
         model._undefined[buf.address] = np.ones(e.size, dtype=bool)
     else:

@@ -20,10 +20,26 @@ from .memory import INITIAL, Candidate, Mismatch, VarMemory, Write
 from .order import covers
 from .outcome import Violation
 from .records import Rejected, hex_bytes, some
+from .requirement_ids import (
+    DEVICE_INSTANCE,
+    EFFECT_BYTES,
+    EFFECT_NEIGHBOURS,
+    EFFECT_NO_STRAY,
+    HYGIENE_NO_WRITE,
+    PAGEABLE_BLOCKS,
+    PAGEABLE_SOURCE_REUSE,
+    PINNED_COMPLETE_AFTER_SYNC,
+    STREAM_EVENT_ORDER,
+    STREAM_FIFO,
+    TOSYMBOL_SYNC,
+)
 from .state import Symbol
 
 if TYPE_CHECKING:
     from .model import Model
+
+_OWN_PROMISE = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}
+"""What a copy's own call promises: complete at its return."""
 
 
 def _explains(var: VarMemory, c: Candidate, m: Mismatch) -> bool:
@@ -64,10 +80,12 @@ def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
 
 
 def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) -> Violation:
+    """The violation mismatch ``m`` of a read of ``sym`` on ``device`` (call ``label``) is
+    charged to, with what was allowed, what was seen, and the other readings."""
     var = model._var(device, sym)
     writes = [c for c in m.candidates if isinstance(c, Write)]
     done = [w for w in writes if model.order.is_done(w.task)]
-    req, why = "EFFECT-BYTES", "the bytes match no copy that may have run"
+    req, why = EFFECT_BYTES, "the bytes match no copy that may have run"
     also: tuple[str, ...] = ()
     missing: bytes | None = None
     late: str | None = None
@@ -76,19 +94,19 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
     if (w := _blocked_write_shown(var, m)) is not None:
         gate = model.order.blocked(w.task)
         if gate is not None and gate.task.queue != w.task.queue:
-            req = "STREAM-EVENT-ORDER"
+            req = STREAM_EVENT_ORDER
             why = "a copy ran before the event it waits for (recorded behind a closed gate)"
         else:
-            req = "STREAM-FIFO"
+            req = STREAM_FIFO
             why = "a copy ran before a task ahead of it in its stream (a closed gate) had finished"
     elif (other := _other_instance_write(model, device, sym, m)) is not None:
         req, why = (
-            "DEVICE-INSTANCE",
+            DEVICE_INSTANCE,
             f"the bytes were written to the same variable on another device ({other.label})",
         )
         # A copy that should have been complete at its return and ran later, once
         # another device was current, lands there too.
-        late = {"pageable": "PAGEABLE-BLOCKS", "sync": "TOSYMBOL-SYNC"}.get(other.mode)
+        late = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}.get(other.mode)
         also = (late,) if late else ()
     elif any(_explains(var, w, m) for w in var.retired):
         # The most recent overwritten write that shows through names the broken order.
@@ -105,10 +123,10 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
             # (one broken order), or the missing one wrote nothing (one lost copy); when
             # the older one was known complete before the other was issued, running
             # after it would take a broken promise as well: the lost copy is the reading.
-            older = req in ("STREAM-FIFO", "STREAM-EVENT-ORDER")
+            older = req in (STREAM_FIFO, STREAM_EVENT_ORDER)
     elif done and _explains(var, INITIAL, m):
         w = done[-1]
-        promise, by = model._meta[w.wid].done_by or ("PINNED-COMPLETE-AFTER-SYNC", "")
+        promise, by = model._meta[w.wid].done_by or (PINNED_COMPLETE_AFTER_SYNC, "")
         req = promise
         value = w.value(m.lo, m.hi)
         missing = value.tobytes() if value is not None else None
@@ -119,21 +137,21 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
         )
     elif any(_source_now_explains(model, w, m) for w in done if w.mode == "pageable"):
         req, why = (
-            "PAGEABLE-SOURCE-REUSE",
+            PAGEABLE_SOURCE_REUSE,
             "the bytes are the pageable source as changed after the call returned",
         )
-        also = ("PAGEABLE-BLOCKS",)  # a copy that read its source late ran late
+        also = (PAGEABLE_BLOCKS,)  # a copy that read its source late ran late
     elif any(_rejected_explains(r, m) for r in rejected):
         r = next(r for r in rejected if _rejected_explains(r, m))
-        req, why = "HYGIENE-NO-WRITE", f"the bytes are those of a rejected call ({r.label})"
+        req, why = HYGIENE_NO_WRITE, f"the bytes are those of a rejected call ({r.label})"
     elif not writes:
         others = [
             v for (d, n), v in model.memory.items() if d == device and n != sym.name and v.writes
         ]
         if var.writes or not others:
-            req, why = "EFFECT-NO-STRAY", "bytes outside every copy's range changed"
+            req, why = EFFECT_NO_STRAY, "bytes outside every copy's range changed"
         else:
-            req, why = "EFFECT-NEIGHBOURS", "a variable no copy targeted changed"
+            req, why = EFFECT_NEIGHBOURS, "a variable no copy targeted changed"
     allowed = []
     for c in m.candidates:
         v = var.value_of(c, m.lo, m.hi)
@@ -174,12 +192,12 @@ def _overwritten(model: Model, old: Write, done: list[Write]) -> tuple[str, str,
     hider = next((d for d in done if old.task.happens_before(d.task)), None)
     own = _OWN_PROMISE.get(old.mode)
     if hider is None:
-        return "STREAM-FIFO", f"an overwritten copy ({old.label}) shows through", some(own)
+        return STREAM_FIFO, f"an overwritten copy ({old.label}) shows through", some(own)
     others = some(own, _promise(model, hider), _OWN_PROMISE.get(hider.mode))
     if covers(model._meta[hider.wid].issued_done, old.task.queue, old.task.index):
-        mine = _promise(model, old) or "PINNED-COMPLETE-AFTER-SYNC"
+        mine = _promise(model, old) or PINNED_COMPLETE_AFTER_SYNC
         by = (model._meta[old.wid].done_by or ("", ""))[1]
-        fifo = ("STREAM-FIFO",) if hider.task.queue == old.task.queue else ()
+        fifo = (STREAM_FIFO,) if hider.task.queue == old.task.queue else ()
         return (
             mine,
             f"{old.label} was known complete"
@@ -189,12 +207,12 @@ def _overwritten(model: Model, old: Write, done: list[Write]) -> tuple[str, str,
         )
     if hider.task.queue == old.task.queue:
         return (
-            "STREAM-FIFO",
+            STREAM_FIFO,
             f"{old.label} ran after {hider.label}, which was issued after it on the same stream",
             others,
         )
     return (
-        "STREAM-EVENT-ORDER",
+        STREAM_EVENT_ORDER,
         f"{old.label} ran after {hider.label}, which an event ordered after it",
         others,
     )
@@ -231,6 +249,7 @@ def _other_instance_write(model: Model, device: int, sym: Symbol, m: Mismatch) -
 
 
 def _source_now_explains(model: Model, w: Write, m: Mismatch) -> bool:
+    """Are the bytes those of ``w``'s pageable source as it is now (changed since)?"""
     meta = model._meta[w.wid]
     if meta.source is None or m.lo < w.offset or m.hi > w.end:
         return False
@@ -238,11 +257,8 @@ def _source_now_explains(model: Model, w: Write, m: Mismatch) -> bool:
     return bytes(meta.source.contents[lo : lo + (m.hi - m.lo)]) == m.observed
 
 
-_OWN_PROMISE = {"pageable": "PAGEABLE-BLOCKS", "sync": "TOSYMBOL-SYNC"}
-"""What a copy's own call promises: complete at its return."""
-
-
 def _rejected_explains(r: Rejected, m: Mismatch) -> bool:
+    """Are the bytes those the rejected copy ``r`` would have written?"""
     if r.source is None or m.lo < r.offset or m.hi > r.offset + len(r.source):
         return False
     return r.source[m.lo - r.offset : m.hi - r.offset] == m.observed

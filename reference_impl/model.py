@@ -14,6 +14,14 @@ allowed) and ``settle`` (the backend's answer is judged, and the effect of the
 alternative it chose is applied).  Reads are judged byte by byte against the
 memory model.  Calls must be reported in an order consistent with real time
 (or, for concurrent host threads, in any order where they commute).
+
+This module is the model's API and the state it keeps.  The other parts:
+``apply.py`` (what a successful call does: one handler per effect, the copies and
+host memory in ``apply_memory.py``), ``diagnosis.py`` (which requirement wrong
+bytes are charged to), ``tally.py`` (the checks made and the outcomes seen),
+``records.py`` (what is remembered of writes, pending reads and rejected copies).
+They read and update the model's underscored members: those are private to these
+modules, not to this file.
 """
 
 from __future__ import annotations
@@ -34,6 +42,11 @@ from .order import Clock, Gate, Order, Queue, covers
 from .outcome import Outcome, Violation
 from .profiles import Profile, get_profile
 from .records import Cause, PendingRead, Rejected, WriteMeta, hex_bytes, some
+from .requirement_ids import (
+    DEVICE_RESET_CONTENTS,
+    PINNED_COMPLETE_AFTER_SYNC,
+    SYNC_ERROR_REPORTING,
+)
 from .state import Capabilities, HostBuffer, Symbol, World
 from .tally import count_match, hygiene, read_checks
 
@@ -172,7 +185,7 @@ class Model:
                 # No device task of the suite fails, so an error from a synchronisation
                 # that had to succeed is an error reported without a failure (after a
                 # rejected call: the rejection left it behind).
-                requirement, also = "SYNC-ERROR-REPORTING", some(primary.requirement, *also)
+                requirement, also = SYNC_ERROR_REPORTING, some(primary.requirement, *also)
             return self._screen(
                 [
                     Violation(
@@ -243,7 +256,7 @@ class Model:
         obs = np.frombuffer(bytes(observed), dtype=np.uint8)
         mismatches = tmp.check(lo, obs, visible)
         if mismatches and self._untouched(read, bytes(observed)):
-            promise, by = read.ready_by or ("PINNED-COMPLETE-AFTER-SYNC", "a synchronisation")
+            promise, by = read.ready_by or (PINNED_COMPLETE_AFTER_SYNC, "a synchronisation")
             return self._screen(
                 [
                     Violation(
@@ -381,7 +394,7 @@ class Model:
                 # the new start.
                 if (device, sym.name) in self._reset:
                     self._reset.discard((device, sym.name))
-                    self.evidence.check("DEVICE-RESET-CONTENTS")
+                    self.evidence.check(DEVICE_RESET_CONTENTS)
                 var.forget(obs.copy())
                 self.last_allowed = [(offset, offset + len(data), None)]
                 return []

@@ -69,6 +69,7 @@ class PendingRead:
 
     @property
     def address(self) -> int:
+        """Where in host memory the read lands."""
         return self.dest.address + self.dest_offset
 
 

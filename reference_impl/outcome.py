@@ -52,7 +52,7 @@ class Alternative:
 
     codes: Codes
     effect: object | None
-    """An effect description the model applies (see model.py), or None."""
+    """An effect description the model applies (see apply.py), or None."""
     requirement: str | None
     """The requirement ID this outcome stands for (None: outside the spec)."""
     why: str

@@ -1,0 +1,416 @@
+"""What a successful call does to the model: one handler per effect, and the table.
+
+The profile says, for each answer it allows, what the call did (an effect: a class
+of ``effects.py``); ``apply`` finds the handler of that effect in ``HANDLERS`` and
+runs it.  A handler updates the model (streams, events, host buffers, what is known
+complete) and returns the violations it sees in the call's outputs (a NULL handle, a
+changed address, a wrong status).  The handlers of the calls that move or
+own memory (the copies, host buffers) are in ``apply_memory.py``.  Every effect class has exactly one handler: this is checked
+when the module is imported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from . import effects as fx
+from .apply_memory import (
+    copy_to_symbol,
+    free_host_buffer,
+    new_host_buffer,
+    read_symbol,
+    register_host,
+    unregister_host,
+    write_host,
+)
+from .constants import StreamStatus
+from .evidence import QUERY_COMPLETE, QUERY_NOT_READY
+from .order import Gate
+from .outcome import Violation
+from .requirement_ids import (
+    DEVICE_CALLS,
+    EVENT_CALLS,
+    GETSYMBOL_ADDRESS,
+    HYGIENE_NO_ENQUEUE,
+    PINNED_COMPLETE_AFTER_SYNC,
+    STREAM_CALLS,
+    STREAM_QUERY,
+    SYMBOL_SIZE_AS_DECLARED,
+    SYNC_TIMEOUT,
+    TOSYMBOL_SYNC,
+)
+
+if TYPE_CHECKING:
+    from .model import Expectation, Model
+
+Handler = Callable[..., list[Violation]]
+"""``handler(model, effect, expectation, outputs) -> violations``; the effect is an
+instance of the class the handler is registered for."""
+
+
+def apply(model: Model, effect: object, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+    """Apply ``effect``, the effect of the answer ``exp`` settled with, to ``model``."""
+    return HANDLERS[type(effect)](model, effect, exp, out)
+
+
+def _new_stream(
+    model: Model, e: fx.NewStream, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    handle = int(out.get("stream") or 0)
+    if handle == 0:
+        return [
+            Violation(
+                STREAM_CALLS,
+                "aclrtCreateStream returned ACL_SUCCESS but a NULL stream",
+                call=exp.label,
+            )
+        ]
+    try:
+        model.world.add_stream(handle, e.device)
+    except ValueError as err:
+        return [Violation(STREAM_CALLS, str(err), call=exp.label)]
+    return []
+
+
+def _destroy_stream(
+    model: Model, e: fx.DestroyStream, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    if e.drains:
+        model._complete(e.stream.queue.frontier, (STREAM_CALLS, exp.label))
+    model.world.kill_stream(e.stream)
+    return []
+
+
+def _sync_stream(
+    model: Model, e: fx.SyncStream, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    promise = (
+        SYNC_TIMEOUT
+        if exp.name == "synchronize_stream_with_timeout"
+        else PINNED_COMPLETE_AFTER_SYNC
+    )
+    model._complete(e.stream.queue.frontier, (promise, exp.label))
+    return []
+
+
+def _query_stream(
+    model: Model, e: fx.QueryStream, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    status = out.get("status")
+    frontier = e.stream.queue.frontier
+    complete, not_ready = (
+        StreamStatus.ACL_STREAM_STATUS_COMPLETE,
+        StreamStatus.ACL_STREAM_STATUS_NOT_READY,
+    )
+    open_question = False
+    if model.order.closed_gate_before(frontier) is not None:
+        allowed = {not_ready}
+        why = "a closed gate blocks the stream"
+    elif model._all_done(frontier):
+        allowed = {complete}
+        why = "every task of the stream is known complete"
+    else:
+        allowed = {complete, not_ready}
+        why = "the stream's tasks may or may not have run"
+        open_question = True
+    if status not in allowed:
+        names = " or ".join(s.name for s in sorted(allowed))
+        if e.stream.after_rejection and status == not_ready:
+            why += "; a call on it was rejected since it was last synchronised"
+        busy = e.stream.after_rejection and status == not_ready
+        # Busy with nothing of its own after a synchronous copy: the likelier reading
+        # is that the copy, which belongs to no stream, was queued on this one.
+        queued = e.stream.after_sync_copy and status == not_ready
+        if queued:
+            why += "; an aclrtMemcpyToSymbol returned since it was last known complete"
+        causes = [
+            *([HYGIENE_NO_ENQUEUE] if busy else []),
+            *([TOSYMBOL_SYNC] if queued else []),
+            STREAM_QUERY,
+        ]
+        return [
+            Violation(
+                causes[0],
+                f"aclrtStreamQuery reported status {status!r}",
+                call=exp.label,
+                allowed=f"{names} ({why})",
+                observed=str(status),
+                also=tuple(causes[1:]),
+            )
+        ]
+    if open_question:
+        model.evidence.saw(STREAM_QUERY, QUERY_COMPLETE if status == complete else QUERY_NOT_READY)
+    if status == complete:
+        e.stream.after_sync_copy = False
+        model._complete(frontier, (STREAM_QUERY, exp.label))
+    return []
+
+
+def _sync_device(
+    model: Model, e: fx.SyncDevice, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    for s in [model.world.default_stream(e.device), *model.world.streams.values()]:
+        if s.alive and s.device == e.device:
+            model._complete(s.queue.frontier, (PINNED_COMPLETE_AFTER_SYNC, exp.label))
+    return []
+
+
+def _new_event(
+    model: Model, e: fx.NewEvent, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    handle = int(out.get("event") or 0)
+    if handle == 0:
+        return [
+            Violation(
+                EVENT_CALLS,
+                "aclrtCreateEvent returned ACL_SUCCESS but a NULL event",
+                call=exp.label,
+            )
+        ]
+    try:
+        model.world.add_event(handle, e.device)
+    except ValueError as err:
+        return [Violation(EVENT_CALLS, str(err), call=exp.label)]
+    return []
+
+
+def _record_event(
+    model: Model, e: fx.RecordEvent, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    # The record is a task of its stream (the stream is not complete until it ran);
+    # the event captures it and everything before it.
+    model.order.enqueue(e.stream.queue, exp.label)
+    e.event.captured = dict(e.stream.queue.frontier)
+    return []
+
+
+def _wait_event(
+    model: Model, e: fx.WaitEvent, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    if e.event.captured is not None:
+        model.order.import_clock(e.stream.queue, e.event.captured)
+    # The wait is a task of its stream too: the stream is not complete before it ran.
+    model.order.enqueue(e.stream.queue, exp.label)
+    return []
+
+
+def _sync_event(
+    model: Model, e: fx.SyncEvent, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    if e.event.captured is not None:
+        model._complete(e.event.captured, (PINNED_COMPLETE_AFTER_SYNC, exp.label))
+    return []
+
+
+def _destroy_event(
+    model: Model, e: fx.DestroyEvent, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    model.world.kill_event(e.event)
+    return []
+
+
+def _set_device(
+    model: Model, e: fx.SetDevice, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    model.world.current[exp.thread] = e.device
+    model.world.refcount[e.device] = model.world.refcount.get(e.device, 0) + 1
+    return []
+
+
+def _reset_device(
+    model: Model, e: fx.ResetDevice, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    n = model.world.refcount.get(e.device, 0) - 1
+    model.world.refcount[e.device] = n
+    if n > 0:
+        return []
+    for s in [model.world.default_stream(e.device), *list(model.world.streams.values())]:
+        if s.alive and s.device == e.device:
+            model._complete(s.queue.frontier, (DEVICE_CALLS, exp.label))
+            if not s.default:
+                model.world.kill_stream(s)
+    for (dev, name), var in model.memory.items():
+        if dev == e.device:
+            var.forget(None)  # DEVICE-RESET-CONTENTS: unspecified after a reset
+            model._reset.add((dev, name))
+    model._reads = [r for r in model._reads if r.device != e.device]
+    for k in [k for k in model._addresses if k[0] == e.device]:
+        del model._addresses[k]
+    for t, d in list(model.world.current.items()):
+        if d == e.device:
+            model.world.current[t] = None
+    return []
+
+
+def _report_device(
+    model: Model, e: fx.ReportDevice, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    got = out.get("device_id")
+    if got != e.device:
+        return [
+            Violation(
+                DEVICE_CALLS,
+                f"aclrtGetDevice reported {got!r}",
+                call=exp.label,
+                allowed=str(e.device),
+                observed=str(got),
+            )
+        ]
+    return []
+
+
+def _report_device_count(
+    model: Model, e: fx.ReportDeviceCount, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    got = out.get("count")
+    if got != e.count:
+        return [
+            Violation(
+                DEVICE_CALLS,
+                f"aclrtGetDeviceCount reported {got!r}, the backend declares {e.count}",
+                call=exp.label,
+                allowed=str(e.count),
+                observed=str(got),
+            )
+        ]
+    return []
+
+
+def _report_symbol_address(
+    model: Model, e: fx.ReportSymbolAddress, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    got = int(out.get("dev_ptr") or 0)
+    if got == 0:
+        return [
+            Violation(
+                GETSYMBOL_ADDRESS,
+                "aclrtGetSymbolAddress returned success but a NULL device address",
+                call=exp.label,
+            )
+        ]
+    key = (e.device, e.symbol.name)
+    before = model._addresses.setdefault(key, got)
+    if before != got:
+        return [
+            Violation(
+                GETSYMBOL_ADDRESS,
+                f"the device address of {e.symbol.name} on device {e.device} changed without a reset",
+                call=exp.label,
+                allowed=f"0x{before:x} (as reported before)",
+                observed=f"0x{got:x}",
+            )
+        ]
+    return []
+
+
+def _report_symbol_size(
+    model: Model, e: fx.ReportSymbolSize, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    got = out.get("size")
+    if got != e.symbol.size:
+        return [
+            Violation(
+                SYMBOL_SIZE_AS_DECLARED,
+                f"aclrtGetSymbolSize reported {got!r} for {e.symbol.name}",
+                call=exp.label,
+                allowed=f"{e.symbol.size} (the declared size)",
+                observed=str(got),
+            )
+        ]
+    model.evidence.check(SYMBOL_SIZE_AS_DECLARED)
+    return []
+
+
+def _launch_gate(
+    model: Model, e: fx.LaunchGate, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    gid = int(out["gate"])
+    task = model.order.enqueue(e.stream.queue, exp.label)
+    gate = Gate(gid, task)
+    model._gates[gid] = gate
+    model.order.add_gate(gate)
+    return []
+
+
+def _open_gate(
+    model: Model, e: fx.OpenGate, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    gate = model._gates.get(e.gate)
+    if gate is not None and not gate.open:
+        model.order.open_gate(gate)
+    return []
+
+
+def _init(model: Model, e: fx.Init, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+    model.world.initialized = True
+    return []
+
+
+def _finalize(
+    model: Model, e: fx.Finalize, exp: Expectation, out: dict[str, Any]
+) -> list[Violation]:
+    model.world.initialized = False
+    model.world.finalized = True
+    return []
+
+
+def _nothing(model: Model, e: fx.Nothing, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+    return []
+
+
+_TABLE: tuple[tuple[type, Handler], ...] = (
+    (fx.CopyToSymbol, copy_to_symbol),
+    (fx.ReadSymbol, read_symbol),
+    (fx.NewStream, _new_stream),
+    (fx.DestroyStream, _destroy_stream),
+    (fx.SyncStream, _sync_stream),
+    (fx.QueryStream, _query_stream),
+    (fx.SyncDevice, _sync_device),
+    (fx.NewEvent, _new_event),
+    (fx.RecordEvent, _record_event),
+    (fx.WaitEvent, _wait_event),
+    (fx.SyncEvent, _sync_event),
+    (fx.DestroyEvent, _destroy_event),
+    (fx.NewHostBuffer, new_host_buffer),
+    (fx.FreeHostBuffer, free_host_buffer),
+    (fx.RegisterHost, register_host),
+    (fx.UnregisterHost, unregister_host),
+    (fx.WriteHost, write_host),
+    (fx.SetDevice, _set_device),
+    (fx.ResetDevice, _reset_device),
+    (fx.ReportDevice, _report_device),
+    (fx.ReportDeviceCount, _report_device_count),
+    (fx.ReportSymbolAddress, _report_symbol_address),
+    (fx.ReportSymbolSize, _report_symbol_size),
+    (fx.LaunchGate, _launch_gate),
+    (fx.OpenGate, _open_gate),
+    (fx.Init, _init),
+    (fx.Finalize, _finalize),
+    (fx.Nothing, _nothing),
+)
+
+
+def _table(pairs: tuple[tuple[type, Handler], ...]) -> Mapping[type, Handler]:
+    """The table as a mapping, once checked to hold one handler per effect class."""
+    effects = {
+        cls
+        for cls in vars(fx).values()
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == fx.__name__
+    }
+    table: dict[type, Handler] = {}
+    for cls, handler in pairs:
+        if cls in table:
+            raise RuntimeError(f"effect {cls.__name__} has two handlers")
+        table[cls] = handler
+    if missing := sorted(c.__name__ for c in effects - table.keys()):
+        raise RuntimeError(f"effects without a handler: {', '.join(missing)}")
+    if strays := sorted(c.__name__ for c in table.keys() - effects):
+        raise RuntimeError(f"handlers of classes that are not effects: {', '.join(strays)}")
+    return MappingProxyType(table)
+
+
+HANDLERS = _table(_TABLE)
+"""The handler of each effect class of ``effects.py``."""

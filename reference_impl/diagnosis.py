@@ -1,0 +1,264 @@
+"""Which requirement wrong bytes are charged to.
+
+A read that shows bytes no allowed candidate explains is a mismatch
+(``memory.Mismatch``).  ``diagnose`` turns it into a violation: it looks for the
+likeliest story that explains the bytes (a copy that ran too early past a gate, a
+copy that landed on another device, an overwritten copy that shows through, a copy
+known complete that did not land, a pageable source read late, a rejected call that
+wrote anyway, a stray write) and charges the requirement that story breaks, with the
+other readings as ``also``.  The checks are tried in that order: the first story that
+fits wins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .memory import INITIAL, Candidate, Mismatch, VarMemory, Write
+from .order import covers
+from .outcome import Violation
+from .records import Rejected, hex_bytes, some
+from .requirement_ids import (
+    DEVICE_INSTANCE,
+    EFFECT_BYTES,
+    EFFECT_NEIGHBOURS,
+    EFFECT_NO_STRAY,
+    HYGIENE_NO_WRITE,
+    PAGEABLE_BLOCKS,
+    PAGEABLE_SOURCE_REUSE,
+    PINNED_COMPLETE_AFTER_SYNC,
+    STREAM_EVENT_ORDER,
+    STREAM_FIFO,
+    TOSYMBOL_SYNC,
+)
+from .state import Symbol
+
+if TYPE_CHECKING:
+    from .model import Model
+
+_OWN_PROMISE = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}
+"""What a copy's own call promises: complete at its return."""
+
+
+def _explains(var: VarMemory, c: Candidate, m: Mismatch) -> bool:
+    """Does candidate ``c`` explain every byte of mismatch ``m``?"""
+    if isinstance(c, Write) and (c.offset > m.lo or c.end < m.hi):
+        return False
+    obs = np.frombuffer(m.observed, dtype=np.uint8)
+    mask = np.zeros(len(obs), dtype=bool)
+    var.mark(c, m.lo, m.hi, obs, mask)
+    return bool(mask.all())
+
+
+def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
+    """A copy that could not have run yet (behind a closed gate) whose bytes the
+    mismatch shows: one that explains it all, else one that explains bytes no allowed
+    candidate does, when the blocked copies and the allowed candidates together explain
+    every byte (two copies behind one gate, side by side, both ran too early)."""
+    one = next((w for w in m.blocked if _explains(var, w, m)), None)
+    if one is not None or not m.blocked:
+        return one
+    obs = np.frombuffer(m.observed, dtype=np.uint8)
+
+    def marked(cands: list[Candidate]) -> np.ndarray:
+        mask = np.zeros(len(obs), dtype=bool)
+        for c in cands:
+            x, y = m.lo, m.hi
+            if isinstance(c, Write):
+                x, y = max(x, c.offset), min(y, c.end)
+            if x < y:
+                # Views of the arrays: mark() fills in the part this candidate covers.
+                var.mark(c, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
+        return mask
+
+    allowed = marked(m.candidates)
+    if allowed.all() or not (allowed | marked(list(m.blocked))).all():
+        return None
+    return next((w for w in m.blocked if (marked([w]) & ~allowed).any()), None)
+
+
+def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) -> Violation:
+    """The violation mismatch ``m`` of a read of ``sym`` on ``device`` (call ``label``) is
+    charged to, with what was allowed, what was seen, and the other readings."""
+    var = model._var(device, sym)
+    writes = [c for c in m.candidates if isinstance(c, Write)]
+    done = [w for w in writes if model.order.is_done(w.task)]
+    req, why = EFFECT_BYTES, "the bytes match no copy that may have run"
+    also: tuple[str, ...] = ()
+    missing: bytes | None = None
+    late: str | None = None
+    older = False
+    rejected = [r for r in model._rejected.get((device, sym.name), ()) if r.source is not None]
+    if (w := _blocked_write_shown(var, m)) is not None:
+        gate = model.order.blocked(w.task)
+        if gate is not None and gate.task.queue != w.task.queue:
+            req = STREAM_EVENT_ORDER
+            why = "a copy ran before the event it waits for (recorded behind a closed gate)"
+        else:
+            req = STREAM_FIFO
+            why = "a copy ran before a task ahead of it in its stream (a closed gate) had finished"
+    elif (other := _other_instance_write(model, device, sym, m)) is not None:
+        req, why = (
+            DEVICE_INSTANCE,
+            f"the bytes were written to the same variable on another device ({other.label})",
+        )
+        # A copy that should have been complete at its return and ran later, once
+        # another device was current, lands there too.
+        late = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}.get(other.mode)
+        also = (late,) if late else ()
+    elif any(_explains(var, w, m) for w in var.retired):
+        # The most recent overwritten write that shows through names the broken order.
+        old = next(w for w in reversed(var.retired) if _explains(var, w, m))
+        req, why, also = _overwritten(model, old, done)
+        hider = next((d for d in done if old.task.happens_before(d.task)), None)
+        if hider is not None and hider.offset <= m.lo and m.hi <= hider.end:
+            # The copy that should be on top may never have run at all: a second
+            # look tells (see Violation.missing).
+            value = hider.value(m.lo, m.hi)
+            missing = value.tobytes() if value is not None else None
+            late = _OWN_PROMISE.get(hider.mode)
+            # Still there after a second look: the older copy ran after the missing one
+            # (one broken order), or the missing one wrote nothing (one lost copy); when
+            # the older one was known complete before the other was issued, running
+            # after it would take a broken promise as well: the lost copy is the reading.
+            older = req in (STREAM_FIFO, STREAM_EVENT_ORDER)
+    elif done and _explains(var, INITIAL, m):
+        w = done[-1]
+        promise, by = model._meta[w.wid].done_by or (PINNED_COMPLETE_AFTER_SYNC, "")
+        req = promise
+        value = w.value(m.lo, m.hi)
+        missing = value.tobytes() if value is not None else None
+        late = _OWN_PROMISE.get(w.mode)
+        also = some(late)
+        why = f"a copy known complete ({w.label}) did not land" + (
+            f": it was known complete because {by} returned" if by and by != w.label else ""
+        )
+    elif any(_source_now_explains(model, w, m) for w in done if w.mode == "pageable"):
+        req, why = (
+            PAGEABLE_SOURCE_REUSE,
+            "the bytes are the pageable source as changed after the call returned",
+        )
+        also = (PAGEABLE_BLOCKS,)  # a copy that read its source late ran late
+    elif any(_rejected_explains(r, m) for r in rejected):
+        r = next(r for r in rejected if _rejected_explains(r, m))
+        req, why = HYGIENE_NO_WRITE, f"the bytes are those of a rejected call ({r.label})"
+    elif not writes:
+        others = [
+            v for (d, n), v in model.memory.items() if d == device and n != sym.name and v.writes
+        ]
+        if var.writes or not others:
+            req, why = EFFECT_NO_STRAY, "bytes outside every copy's range changed"
+        else:
+            req, why = EFFECT_NEIGHBOURS, "a variable no copy targeted changed"
+    allowed = []
+    for c in m.candidates:
+        v = var.value_of(c, m.lo, m.hi)
+        if c is INITIAL:
+            allowed.append(f"{hex_bytes(v)} (initial contents)")
+        elif isinstance(c, Write):
+            state = "complete" if model.order.is_done(c.task) else "may have run"
+            extra = (
+                " or any value its source held while the copy was pending" if c.alternatives else ""
+            )
+            allowed.append(f"{hex_bytes(v)} from {c.label} ({state}){extra}")
+        else:
+            allowed.append("any value (unspecified contents)")
+    details = [f"not yet possible: {w.label} (behind a closed gate)" for w in m.blocked]
+    return Violation(
+        req,
+        f"device {device}, {sym.name} bytes [{m.lo}, {m.hi}): {why}",
+        call=label,
+        allowed="; or ".join(allowed) or "nothing (every candidate was blocked)",
+        observed=hex_bytes(m.observed),
+        details=details,
+        also=tuple(r for r in also if r != req),
+        read=(device, sym.name, m.lo, m.hi),
+        missing=missing,
+        late=late,
+        older_write_shows=older,
+    )
+
+
+def _overwritten(model: Model, old: Write, done: list[Write]) -> tuple[str, str, tuple[str, ...]]:
+    """(requirement, why, other readings) of an overwritten copy that shows through.
+
+    It ran late: after a copy that should hide it.  If it was known complete before
+    that copy was issued, the promise that said so was false; else the order between
+    them (stream order, an event) was broken.  Other readings: the copy's own call
+    promised completion at its return (pageable, synchronous), or the hiding copy
+    never ran, though a call said it had."""
+    hider = next((d for d in done if old.task.happens_before(d.task)), None)
+    own = _OWN_PROMISE.get(old.mode)
+    if hider is None:
+        return STREAM_FIFO, f"an overwritten copy ({old.label}) shows through", some(own)
+    others = some(own, _promise(model, hider), _OWN_PROMISE.get(hider.mode))
+    if covers(model._meta[hider.wid].issued_done, old.task.queue, old.task.index):
+        mine = _promise(model, old) or PINNED_COMPLETE_AFTER_SYNC
+        by = (model._meta[old.wid].done_by or ("", ""))[1]
+        fifo = (STREAM_FIFO,) if hider.task.queue == old.task.queue else ()
+        return (
+            mine,
+            f"{old.label} was known complete"
+            + (f" (because {by} returned)" if by and by != old.label else "")
+            + f" before {hider.label} was issued, yet its bytes are on top",
+            some(*others, *fifo),
+        )
+    if hider.task.queue == old.task.queue:
+        return (
+            STREAM_FIFO,
+            f"{old.label} ran after {hider.label}, which was issued after it on the same stream",
+            others,
+        )
+    return (
+        STREAM_EVENT_ORDER,
+        f"{old.label} ran after {hider.label}, which an event ordered after it",
+        others,
+    )
+
+
+def _promise(model: Model, w: Write) -> str | None:
+    """The requirement whose promise made ``w`` known complete (a synchronisation, a
+    query, or its own call for a copy complete at return)."""
+    cause = model._meta[w.wid].done_by
+    return cause[0] if cause is not None else None
+
+
+def _other_instance_write(model: Model, device: int, sym: Symbol, m: Mismatch) -> Write | None:
+    """A write to the same variable on another device that explains the mismatch (with
+    the others made there, overwritten since or not, if one alone does not)."""
+    obs = np.frombuffer(m.observed, dtype=np.uint8)
+    for (d, name), var in model.memory.items():
+        if d == device or name != sym.name:
+            continue
+        there = [
+            c for _a, _b, cands in var.segments(m.lo, m.hi) for c in cands if isinstance(c, Write)
+        ] + [w for w in var.retired if w.offset < m.hi and m.lo < w.end]
+        one = next((w for w in there if _explains(var, w, m)), None)
+        if one is not None:
+            return one
+        mask = np.zeros(len(obs), dtype=bool)
+        for w in there:
+            x, y = max(m.lo, w.offset), min(m.hi, w.end)
+            # Views of the arrays: mark() fills in the part this write covers.
+            var.mark(w, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
+        if there and mask.all():
+            return there[-1]
+    return None
+
+
+def _source_now_explains(model: Model, w: Write, m: Mismatch) -> bool:
+    """Are the bytes those of ``w``'s pageable source as it is now (changed since)?"""
+    meta = model._meta[w.wid]
+    if meta.source is None or m.lo < w.offset or m.hi > w.end:
+        return False
+    lo = meta.source_offset + (m.lo - w.offset)
+    return bytes(meta.source.contents[lo : lo + (m.hi - m.lo)]) == m.observed
+
+
+def _rejected_explains(r: Rejected, m: Mismatch) -> bool:
+    """Are the bytes those the rejected copy ``r`` would have written?"""
+    if r.source is None or m.lo < r.offset or m.hi > r.offset + len(r.source):
+        return False
+    return r.source[m.lo - r.offset : m.hi - r.offset] == m.observed

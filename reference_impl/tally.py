@@ -1,0 +1,219 @@
+"""The evidence a call or a read leaves: the checks it made and the outcomes it saw.
+
+Nothing here judges: the verdicts are the profile's (return codes) and the memory
+model's (bytes).  This module records, in ``Model.evidence``, which requirements a
+matched answer or a read exercised, and which of the outcomes a requirement leaves
+open were seen (see ``evidence.Evidence``).  ``hygiene`` also keeps the per-stream
+flags (a rejected call since the last synchronisation, a synchronous copy since the
+stream was last known complete) that name the likelier cause of a busy stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .constants import ACL_SUCCESS, MemcpyKind
+from .evidence import (
+    COMPLETE_EARLY,
+    EARLIER_LAST,
+    LATER_LAST,
+    PENDING,
+    SOURCE_AT_CALL,
+    SOURCE_CHANGED,
+)
+from .memory import Candidate, VarMemory, Write
+from .outcome import Alternative
+from .requirement_ids import (
+    DEVICE_CURRENT,
+    DEVICE_INSTANCE,
+    EFFECT_BYTES,
+    EFFECT_NEIGHBOURS,
+    EFFECT_NO_STRAY,
+    FROMSYMBOL_KINDS,
+    HYGIENE_NO_ENQUEUE,
+    HYGIENE_NO_WRITE,
+    HYGIENE_STREAM_USABLE,
+    KIND_DEFAULT_HOST_SOURCE,
+    PAGEABLE_SOURCE_REUSE,
+    PINNED_ASYNC,
+    PINNED_COMPLETE_AFTER_SYNC,
+    PINNED_SOURCE_WINDOW,
+    RETURN_CODES,
+    STREAM_EVENT_ORDER,
+    STREAM_FIFO,
+    STREAM_UNORDERED,
+    SYNC_ERROR_REPORTING,
+)
+from .state import Symbol
+
+if TYPE_CHECKING:
+    from .model import Expectation, Model
+
+_SYMBOL_COPIES = frozenset(
+    {"memcpy_to_symbol_async", "memcpy_to_symbol", "memcpy_from_symbol", "memcpy_from_symbol_async"}
+)
+"""The four copies of the contract: each matched answer checks RETURN-CODES."""
+
+
+def count_match(model: Model, exp: Expectation, alt: Alternative, code: int) -> None:
+    """The checks a matched answer passed, and which way an open check went."""
+    ev = model.evidence
+    ev.check(alt.requirement, *alt.also)
+    if exp.name in _SYMBOL_COPIES:
+        ev.check(RETURN_CODES)
+    if code == ACL_SUCCESS:
+        kind = exp.args.get("kind")
+        if exp.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
+            if kind == MemcpyKind.ACL_MEMCPY_DEFAULT:
+                ev.check(KIND_DEFAULT_HOST_SOURCE)
+        elif exp.name in ("memcpy_from_symbol", "memcpy_from_symbol_async") and kind:
+            ev.check(FROMSYMBOL_KINDS)
+    alts = exp.outcome.alternatives
+    if len(alts) > 1 and exp.outcome.accepts_success():
+        rejections = [a for a in alts if ACL_SUCCESS not in a.codes and a.requirement]
+        if alt in rejections:
+            assert alt.requirement is not None
+            ev.branch(alt.requirement, accepted=False)
+        elif code == ACL_SUCCESS:
+            for a in rejections:
+                assert a.requirement is not None
+                ev.check(a.requirement)
+                ev.branch(a.requirement, accepted=True)
+
+
+def hygiene(model: Model, exp: Expectation, code: int) -> None:
+    """After a rejected call on a stream, that the stream still behaves is checked."""
+    if code == ACL_SUCCESS and exp.name in ("memcpy_to_symbol", "synchronize_device"):
+        dev = model.world.current_device(exp.thread)
+        for s in [*model.world.streams.values(), *model.world.default_streams.values()]:
+            if s.device == dev:
+                s.after_sync_copy = exp.name == "memcpy_to_symbol"
+    handle = exp.args.get("stream")
+    if handle is None or exp.name in ("destroy_stream", "launch_gate"):
+        return
+    stream = model.world.streams.get(int(handle)) if handle else None
+    if handle == 0 and model.caps.default_stream:
+        dev = model.world.current_device(exp.thread)
+        stream = model.world.default_stream(0 if dev is None else dev)
+    if stream is None or not stream.alive:
+        return
+    if code != ACL_SUCCESS:
+        stream.after_rejection = True
+    elif stream.after_rejection:
+        if exp.name.startswith("memcpy"):
+            model.evidence.check(HYGIENE_STREAM_USABLE)
+        elif exp.name == "stream_query":
+            model.evidence.check(HYGIENE_NO_ENQUEUE)
+        elif exp.name.startswith("synchronize"):
+            model.evidence.check(SYNC_ERROR_REPORTING, HYGIENE_NO_ENQUEUE)
+            stream.after_rejection = False
+    if code == ACL_SUCCESS and exp.name.startswith("synchronize"):
+        stream.after_sync_copy = False
+
+
+def read_checks(
+    model: Model,
+    device: int,
+    sym: Symbol,
+    var: VarMemory,
+    lo: int,
+    obs: np.ndarray,
+    visible: Callable[[Write], bool],
+) -> None:
+    """The checks a read of [lo, lo + len(obs)) made, and the outcomes it saw."""
+    ev = model.evidence
+    hi = lo + len(obs)
+    if any(d != device and n == sym.name and v.writes for (d, n), v in model.memory.items()):
+        ev.check(DEVICE_INSTANCE, DEVICE_CURRENT)
+    if not var.writes:
+        ev.check(EFFECT_NEIGHBOURS)
+        return
+    if any(
+        r.source is not None and r.offset < hi and lo < r.offset + len(r.source)
+        for r in model._rejected.get((device, sym.name), ())
+    ):
+        ev.check(HYGIENE_NO_WRITE)
+    if any(w.offset < hi and lo < w.end for w in var.retired):
+        ev.check(STREAM_FIFO)
+    for a, b, cands in var.segments(lo, hi):
+        seg = obs[a - lo : b - lo]
+        writes = [c for c in cands if isinstance(c, Write)]
+        if not writes:
+            ev.check(EFFECT_NO_STRAY)
+            continue
+        ev.check(EFFECT_BYTES)
+        shown = [w for w in writes if visible(w)]
+        for w in writes:
+            if w not in shown:
+                gate = model.order.blocked(w.task)
+                ev.check(
+                    STREAM_EVENT_ORDER
+                    if gate is not None and gate.task.queue != w.task.queue
+                    else STREAM_FIFO
+                )
+        for w in shown:
+            _write_evidence(model, w, a, b, seg, cands)
+        unordered = [
+            (x, y)
+            for i, x in enumerate(shown)
+            for y in shown[i + 1 :]
+            if x.task.queue != y.task.queue
+            and not x.task.happens_before(y.task)
+            and not y.task.happens_before(x.task)
+        ]
+        for x, y in unordered[:1]:
+            ev.check(STREAM_UNORDERED)
+            vx, vy = x.value(a, b), y.value(a, b)
+            if vx is None or vy is None or np.array_equal(vx, vy):
+                continue
+            later, earlier = (vx, vy) if x.wid > y.wid else (vy, vx)
+            if np.array_equal(seg, later):
+                ev.saw(STREAM_UNORDERED, LATER_LAST)
+            elif np.array_equal(seg, earlier):
+                ev.saw(STREAM_UNORDERED, EARLIER_LAST)
+
+
+def _write_evidence(
+    model: Model, w: Write, a: int, b: int, seg: np.ndarray, cands: tuple[Candidate, ...]
+) -> None:
+    ev = model.evidence
+    meta = model._meta[w.wid]
+    mine = w.value(a, b)
+    if model.order.is_done(w.task):
+        ev.check(meta.done_by[0] if meta.done_by else PINNED_COMPLETE_AFTER_SYNC)
+        if (
+            w.mode == "pageable"
+            and meta.source is not None
+            and meta.source.version > meta.source_version
+        ):
+            ev.check(PAGEABLE_SOURCE_REUSE)
+    elif w.mode == "pinned" and mine is not None:
+        others = [c for c in cands if c is not w]
+        other_values = [meta.var.value_of(c, a, b) for c in others]
+        if np.array_equal(seg, mine) and all(
+            v is not None and not np.array_equal(v, mine) for v in other_values
+        ):
+            ev.check(PINNED_ASYNC)
+            ev.saw(PINNED_ASYNC, COMPLETE_EARLY)
+        elif not np.array_equal(seg, mine) and any(
+            v is not None and np.array_equal(seg, v) for v in other_values
+        ):
+            ev.check(PINNED_ASYNC)
+            ev.saw(PINNED_ASYNC, PENDING)
+    if w.alternatives and mine is not None:
+        ev.check(PINNED_SOURCE_WINDOW)
+        if np.array_equal(seg, mine):
+            ev.saw(PINNED_SOURCE_WINDOW, SOURCE_AT_CALL)
+        else:
+            for alt_lo, alt in w.alternatives:
+                x, y = max(a, alt_lo), min(b, alt_lo + len(alt))
+                if (
+                    x < y
+                    and np.array_equal(seg[x - a : y - a], alt[x - alt_lo : y - alt_lo])
+                    and not np.array_equal(seg[x - a : y - a], mine[x - a : y - a])
+                ):
+                    ev.saw(PINNED_SOURCE_WINDOW, SOURCE_CHANGED)
+                    break

@@ -1,0 +1,265 @@
+"""The check vocabulary of the rules, and the checks several calls share.
+
+A rule lists a call's failed checks (``Check``) in the order the open-source
+CANN runtime makes them; a profile (profiles.py) folds that list into the
+call's legal outcomes.  This module holds what every rule module needs: the
+``Check`` record with its bindings ``MUST`` and ``MAY``, ``known`` for the
+requirement IDs a module cites, the ``Folding`` interface the rules see of a
+profile, the shared checks (current device, symbol lookup, bounds, stream
+handle, undefined memory) and small outcome builders.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from .catalogue import BY_ID
+from .constants import (
+    ACL_ERROR_FAILURE,
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_CONTEXT_NULL,
+    ACL_ERROR_RT_INVALID_HANDLE,
+    ACL_ERROR_RT_INVALID_SYMBOL,
+    ACL_SUCCESS,
+    SIZE_MAX,
+)
+from .order import Gate
+from .outcome import ANY_ERROR, SUCCESS, Alternative, Codes, Outcome
+from .state import HostRange, Stream, StreamArg, Symbol, World
+
+MUST = "must"
+"""The check's failure must reject the call."""
+MAY = "may"
+"""The check's failure may reject the call, or the call may go on."""
+
+
+def known(req_id: str) -> str:
+    """``req_id``, a requirement of the catalogue; raises at once if it is not one."""
+    # Rule modules bind the IDs they cite to module constants through this, so that a
+    # misspelt ID stops the import instead of reaching a report.
+    if req_id not in BY_ID:
+        raise RuntimeError(f"{req_id!r} is not a requirement of the catalogue")
+    return req_id
+
+
+# The requirements the shared checks and builders below cite.
+DEVICE_CURRENT = known("DEVICE-CURRENT")
+STREAM_INVALID_HANDLE = known("STREAM-INVALID-HANDLE")
+STREAM_NULL_DEFAULT = known("STREAM-NULL-DEFAULT")
+STREAM_EVENT_ORDER = known("STREAM-EVENT-ORDER")
+CHECK_ORDER = known("CHECK-ORDER")
+
+
+@dataclass(frozen=True)
+class Check:
+    """A failed check of one call, in CANN's order."""
+
+    requirement: str | None
+    why: str
+    code: int | None
+    """CANN's code; None where the facts give no exact code (any non-zero)."""
+    spec: str | None = MUST
+    cann: str | None = MUST
+    """How binding the check is in each profile; None: not a failure there."""
+
+
+class Folding(Protocol):
+    """What a rule needs of a profile: how it folds checks, and its few assumptions."""
+
+    name: str
+    destroy_waits: bool
+    """aclrtDestroyStream waits for the stream's tasks."""
+
+    def fold(self, checks: list[Check], success: Alternative) -> Outcome:
+        """The outcome of a call that failed ``checks`` and would otherwise give ``success``."""
+        ...
+
+    def count_zero(self, requirement: str) -> Outcome:
+        """The outcome of a copy of 0 bytes."""
+        ...
+
+    def pinned_path(self, rng: HostRange) -> tuple[bool, bool]:
+        """(takes the asynchronous path, the call may or may not wait)."""
+        ...
+
+
+Rule = Callable[..., Outcome]
+"""A call's rule: ``rule(profile, world, thread, **args)`` -> every legal outcome."""
+
+
+IMPOSSIBLE = Alternative(SUCCESS, None, None, "")
+"""A placeholder success for calls that cannot succeed; fold drops it unless a
+check said the call may go on, in which case success without effect is allowed."""
+
+
+# -- shared checks --------------------------------------------------------
+def current_device(
+    world: World, thread: int, checks: list[Check], requirement: str = DEVICE_CURRENT
+) -> int:
+    """The device current in ``thread``; adds a check if there is none."""
+    dev = world.current_device(thread)
+    if dev is None:
+        # CANN sets a configured default device implicitly, else 107002
+        # (runtime.cc:5397-5432); the model assumes device 0 for the first.
+        checks.append(
+            Check(
+                requirement,
+                "no device is current in this thread",
+                ACL_ERROR_RT_CONTEXT_NULL,
+                MAY,
+                MAY,
+            )
+        )
+        return 0
+    return dev
+
+
+def lookup_symbol(
+    world: World, symbol: int, checks: list[Check], unregistered: str, interior: str
+) -> Symbol | None:
+    """The registered variable at address ``symbol``; adds a check if there is none."""
+    if symbol == 0:
+        return None
+    sym = world.symbols.get(symbol)
+    if sym is None:
+        inner = world.symbol_containing(symbol)
+        if inner is not None:
+            checks.append(
+                Check(
+                    interior,
+                    f"symbol is &{inner.name} + {symbol - inner.address}, a pointer into a "
+                    "variable, not a variable's address",
+                    ACL_ERROR_RT_INVALID_SYMBOL,
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    unregistered,
+                    "symbol is not the address of a registered device variable",
+                    ACL_ERROR_RT_INVALID_SYMBOL,
+                )
+            )
+    return sym
+
+
+def check_bounds(
+    sym: Symbol | None,
+    offset: int,
+    count: int,
+    checks: list[Check],
+    overflow: str,
+    past_end: str,
+) -> None:
+    """Adds a check if ``offset + count`` wraps or runs past the end of ``sym``."""
+    if sym is None:
+        return
+    if offset + count > SIZE_MAX:
+        checks.append(
+            Check(overflow, f"offset + count = {offset} + {count} wraps size_t", ACL_ERROR_FAILURE)
+        )
+    elif offset + count > sym.size:
+        checks.append(
+            Check(
+                past_end,
+                f"offset + count = {offset + count} > {sym.size}, the size of {sym.name}",
+                ACL_ERROR_INVALID_PARAM,
+            )
+        )
+
+
+def resolve_stream(
+    world: World,
+    handle: int,
+    device: int,
+    checks: list[Check],
+    invalid: str = STREAM_INVALID_HANDLE,
+) -> Stream | None:
+    """The stream ``handle`` names (NULL: ``device``'s default); adds a check if none."""
+    kind = world.classify_stream(handle)
+    if kind is StreamArg.DEFAULT:
+        if not world.caps.default_stream:
+            checks.append(
+                Check(
+                    STREAM_NULL_DEFAULT,
+                    "stream is NULL and the backend declares no default stream",
+                    None,
+                    MAY,
+                    None,
+                )
+            )
+        return world.default_stream(device)
+    if kind is StreamArg.LIVE:
+        return world.streams[handle]
+    checks.append(Check(invalid, f"stream is {kind.value}", ACL_ERROR_RT_INVALID_HANDLE))
+    return None
+
+
+def foreign(stream: Stream | None, device: int) -> bool:
+    """Whether ``stream`` belongs to a device other than ``device``."""
+    return stream is not None and stream.device != device
+
+
+def undefined_memory(rng: HostRange | None, what: str, checks: list[Check]) -> None:
+    """Adds a check if ``rng`` is not host memory the suite allocated."""
+    if rng is not None and not rng.known:
+        checks.append(
+            Check(
+                None,
+                f"{what} is not host memory the suite allocated (undefined behaviour)",
+                None,
+                MAY,
+                MAY,
+            )
+        )
+
+
+# -- outcome builders -----------------------------------------------------
+def shadowed(outcome: Outcome, shadow: list[str]) -> Outcome:
+    """``outcome`` with ``shadow`` as what a rejection with a wrong code could be charged
+    to as well (see Alternative.shadow)."""
+    if not shadow:
+        return outcome
+    return Outcome(
+        tuple(
+            a
+            if ACL_SUCCESS in a.codes
+            else dataclasses.replace(
+                a, shadow=tuple(r for r in dict.fromkeys(shadow) if r != a.requirement)
+            )
+            for a in outcome.alternatives
+        )
+    )
+
+
+def failing_after(checks: list[Check], profile: str) -> tuple[str, ...]:
+    """What else a call that fails several checks at once puts at stake: the other checks'
+    requirements, and CHECK-ORDER (which one decides the code)."""
+    reqs = [c.requirement for c in checks if c.requirement and getattr(c, profile) == MUST]
+    return (*dict.fromkeys(reqs), CHECK_ORDER) if reqs else ()
+
+
+def one(codes: Codes, effect: object | None, requirement: str | None, why: str) -> Outcome:
+    """An outcome with a single alternative."""
+    return Outcome((Alternative(codes, effect, requirement, why),))
+
+
+def blocked_outcome(requirement: str, stream: Stream, gate: Gate) -> Outcome:
+    """A call that must wait for ``stream`` while a closed gate is ahead of its tasks: no
+    success yet.  A gate on another stream holds it through an event wait, so a success
+    may as well mean that the wait did not order anything."""
+    through_event = gate.task.queue != stream.queue.key
+    return Outcome(
+        (
+            Alternative(
+                ANY_ERROR,
+                None,
+                requirement,
+                f"gate {gate.gid} ahead in {stream.name} is closed: the call cannot return success before it opens",
+                also=(STREAM_EVENT_ORDER,) if through_event else (),
+            ),
+        )
+    )

@@ -1,0 +1,295 @@
+"""The rules of the copies: aclrtMemcpyToSymbol[Async] and aclrtMemcpyFromSymbol[Async].
+
+Each rule lists the call's failed checks in the order the open-source CANN
+runtime makes them (cann-runtime-facts.md sections 2 and 4); the profile folds
+them into the legal outcomes (profiles.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from . import effects as fx
+from .checks import (
+    IMPOSSIBLE,
+    MAY,
+    MUST,
+    Check,
+    Folding,
+    Rule,
+    check_bounds,
+    current_device,
+    foreign,
+    known,
+    lookup_symbol,
+    resolve_stream,
+    shadowed,
+    undefined_memory,
+)
+from .constants import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_STREAM_CONTEXT,
+    FROM_SYMBOL_KINDS,
+    TO_SYMBOL_KINDS,
+    MemcpyKind,
+    kind_name,
+)
+from .outcome import SUCCESS, Alternative, Outcome
+from .state import World
+
+# The requirements these rules cite; known() checks each against the catalogue.
+BOUNDS_END_EXACT = known("BOUNDS-END-EXACT")
+BOUNDS_OVERFLOW = known("BOUNDS-OVERFLOW")
+BOUNDS_PAST_END = known("BOUNDS-PAST-END")
+COUNT_ZERO = known("COUNT-ZERO")
+DEVICE_CURRENT = known("DEVICE-CURRENT")
+FROMSYMBOL_BYTES = known("FROMSYMBOL-BYTES")
+FROMSYMBOL_DSTMAX = known("FROMSYMBOL-DSTMAX")
+FROMSYMBOL_KINDS = known("FROMSYMBOL-KINDS")
+KIND_ACCEPTED = known("KIND-ACCEPTED")
+KIND_OUT_OF_ENUM = known("KIND-OUT-OF-ENUM")
+KIND_REJECTED = known("KIND-REJECTED")
+SRC_NULL = known("SRC-NULL")
+STREAM_FOREIGN_DEVICE = known("STREAM-FOREIGN-DEVICE")
+STREAM_NULL_DEFAULT = known("STREAM-NULL-DEFAULT")
+SYMBOL_INTERIOR = known("SYMBOL-INTERIOR")
+SYMBOL_NULL = known("SYMBOL-NULL")
+SYMBOL_UNREGISTERED = known("SYMBOL-UNREGISTERED")
+TOSYMBOL_SYNC = known("TOSYMBOL-SYNC")
+
+
+def rule_memcpy_to_symbol_async(
+    profile: Folding,
+    world: World,
+    thread: int,
+    symbol: int,
+    src: int,
+    count: int,
+    offset: int,
+    kind: int,
+    stream: int,
+) -> Outcome:
+    """Every legal outcome of aclrtMemcpyToSymbolAsync."""
+    return _to_symbol(profile, world, thread, symbol, src, count, offset, kind, stream)
+
+
+def rule_memcpy_to_symbol(
+    profile: Folding,
+    world: World,
+    thread: int,
+    symbol: int,
+    src: int,
+    count: int,
+    offset: int,
+    kind: int,
+) -> Outcome:
+    """Every legal outcome of aclrtMemcpyToSymbol."""
+    return _to_symbol(profile, world, thread, symbol, src, count, offset, kind, None)
+
+
+def _to_symbol(
+    profile: Folding,
+    world: World,
+    thread: int,
+    symbol: int,
+    src: int,
+    count: int,
+    offset: int,
+    kind: int,
+    stream: int | None,
+) -> Outcome:
+    """aclrtMemcpyToSymbol (``stream`` None) or aclrtMemcpyToSymbolAsync."""
+    is_async = stream is not None
+
+    def req(r: str) -> str:
+        return r if is_async else TOSYMBOL_SYNC
+
+    if count == 0:
+        return profile.count_zero(req(COUNT_ZERO))
+    checks: list[Check] = []
+    if symbol == 0:
+        checks.append(Check(req(SYMBOL_NULL), "symbol is NULL", ACL_ERROR_INVALID_PARAM))
+    if src == 0:
+        checks.append(Check(req(SRC_NULL), "src is NULL", ACL_ERROR_INVALID_PARAM))
+    if kind not in TO_SYMBOL_KINDS:
+        in_enum = any(kind == k.value for k in MemcpyKind)
+        checks.append(
+            Check(
+                req(KIND_REJECTED if in_enum else KIND_OUT_OF_ENUM),
+                f"kind is {kind_name(kind)}; only ACL_MEMCPY_HOST_TO_DEVICE and ACL_MEMCPY_DEFAULT are supported",
+                ACL_ERROR_INVALID_PARAM,
+            )
+        )
+    device = current_device(world, thread, checks, req(DEVICE_CURRENT))
+    sym = lookup_symbol(world, symbol, checks, req(SYMBOL_UNREGISTERED), req(SYMBOL_INTERIOR))
+    check_bounds(sym, offset, count, checks, req(BOUNDS_OVERFLOW), req(BOUNDS_PAST_END))
+    target = resolve_stream(world, stream, device, checks) if stream is not None else None
+    rng = world.host_range(src, count) if src else None
+    undefined_memory(rng, "src", checks)
+    mode, either = "sync", False
+    if is_async and rng is not None and not rng.known:
+        mode = "pinned"  # unknown memory: the weakest claim, any time up to a sync
+    elif is_async and rng is not None:
+        pinned, either = profile.pinned_path(rng)
+        mode = "pinned" if pinned else "pageable"
+        if foreign(target, device):
+            assert target is not None
+            checks.append(
+                Check(
+                    STREAM_FOREIGN_DEVICE,
+                    f"{target.name} belongs to device {target.device}, device {device} is current",
+                    ACL_ERROR_RT_STREAM_CONTEXT,
+                    MAY,
+                    MUST if pinned and not either else MAY,
+                )
+            )
+    # Checks this call passes that a backend could get wrong and reject it for, with a
+    # code of their own: the end-exact bound, the NULL stream.  A rejection with the
+    # wrong code may be theirs as well as the failing check's.
+    shadow = [
+        *([STREAM_NULL_DEFAULT] if stream == 0 and world.caps.default_stream else []),
+        *([req(BOUNDS_END_EXACT)] if sym is not None and offset + count == sym.size else []),
+    ]
+    if sym is None or (is_async and target is None) or rng is None:
+        return shadowed(profile.fold(checks, IMPOSSIBLE), shadow)
+    # What a refusal of this valid copy breaks: the first is cited, the others are
+    # kept so that a report can tell an ambiguous failure from a clear one.
+    candidates = [
+        *([TOSYMBOL_SYNC] if not is_async else []),
+        *([STREAM_NULL_DEFAULT] if stream == 0 else []),
+        *shadow,
+    ]
+    success_req, *also = dict.fromkeys(candidates or [KIND_ACCEPTED])
+    partly = either or (rng.any_pinned and not rng.all_pinned)
+    effect = fx.CopyToSymbol(
+        sym, device, offset, count, rng.buffer, rng.offset, mode, target, partly
+    )
+    return shadowed(
+        profile.fold(
+            checks,
+            Alternative(
+                SUCCESS,
+                effect,
+                success_req,
+                f"a valid {mode} copy into {sym.name} succeeds",
+                tuple(also),
+            ),
+        ),
+        shadow,
+    )
+
+
+def rule_memcpy_from_symbol(
+    profile: Folding,
+    world: World,
+    thread: int,
+    dst: int,
+    dst_max: int,
+    symbol: int,
+    count: int,
+    offset: int,
+    kind: int,
+) -> Outcome:
+    """Every legal outcome of aclrtMemcpyFromSymbol."""
+    return _from_symbol(profile, world, thread, dst, dst_max, symbol, count, offset, kind, None)
+
+
+def rule_memcpy_from_symbol_async(
+    profile: Folding,
+    world: World,
+    thread: int,
+    dst: int,
+    dst_max: int,
+    symbol: int,
+    count: int,
+    offset: int,
+    kind: int,
+    stream: int,
+) -> Outcome:
+    """Every legal outcome of aclrtMemcpyFromSymbolAsync."""
+    return _from_symbol(profile, world, thread, dst, dst_max, symbol, count, offset, kind, stream)
+
+
+def _from_symbol(
+    profile: Folding,
+    world: World,
+    thread: int,
+    dst: int,
+    dst_max: int,
+    symbol: int,
+    count: int,
+    offset: int,
+    kind: int,
+    stream: int | None,
+) -> Outcome:
+    """aclrtMemcpyFromSymbol (``stream`` None) or aclrtMemcpyFromSymbolAsync."""
+    r = FROMSYMBOL_BYTES
+    if count == 0:
+        return profile.count_zero(r)
+    checks: list[Check] = []
+    if symbol == 0:
+        checks.append(Check(r, "symbol is NULL", ACL_ERROR_INVALID_PARAM))
+    if dst == 0:
+        checks.append(Check(r, "dst is NULL", ACL_ERROR_INVALID_PARAM))
+    if count > dst_max:
+        checks.append(
+            Check(
+                FROMSYMBOL_DSTMAX,
+                f"count {count} > dstMax {dst_max}",
+                ACL_ERROR_INVALID_PARAM,
+            )
+        )
+    if kind not in FROM_SYMBOL_KINDS:
+        checks.append(
+            Check(
+                FROMSYMBOL_KINDS,
+                f"kind is {kind_name(kind)}; only ACL_MEMCPY_DEVICE_TO_HOST and ACL_MEMCPY_DEFAULT are supported",
+                ACL_ERROR_INVALID_PARAM,
+            )
+        )
+    device = current_device(world, thread, checks)
+    sym = lookup_symbol(world, symbol, checks, r, r)
+    check_bounds(sym, offset, count, checks, r, r)
+    target = resolve_stream(world, stream, device, checks) if stream is not None else None
+    rng = world.host_range(dst, count) if dst else None
+    undefined_memory(rng, "dst", checks)
+    mode = "sync"
+    if stream is not None and rng is not None and rng.known:
+        pinned, either = profile.pinned_path(rng)
+        mode = "pinned" if pinned else "pageable"
+        if foreign(target, device):
+            assert target is not None
+            checks.append(
+                Check(
+                    STREAM_FOREIGN_DEVICE,
+                    f"{target.name} belongs to device {target.device}, device {device} is current",
+                    ACL_ERROR_RT_STREAM_CONTEXT,
+                    MAY,
+                    MUST if pinned and not either else MAY,
+                )
+            )
+    if sym is None or (stream is not None and target is None) or rng is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    effect = fx.ReadSymbol(sym, device, offset, count, rng.buffer, rng.offset, mode, target)
+    # A refusal of this valid read breaks the read; at dstMax's edges (exactly count,
+    # or a value that looks small once cut to 32 bits) it is dstMax that is misread.
+    edge = dst_max == count or dst_max >= 2**31
+    success_req, *also = [FROMSYMBOL_DSTMAX, r] if edge else [r]
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS, effect, success_req, f"a valid read of {sym.name} succeeds", tuple(also)
+        ),
+    )
+
+
+RULES: Mapping[str, Rule] = MappingProxyType(
+    {
+        "memcpy_to_symbol_async": rule_memcpy_to_symbol_async,
+        "memcpy_to_symbol": rule_memcpy_to_symbol,
+        "memcpy_from_symbol": rule_memcpy_from_symbol,
+        "memcpy_from_symbol_async": rule_memcpy_from_symbol_async,
+    }
+)
+"""Call name -> rule, for the calls of this module."""

@@ -1,0 +1,188 @@
+"""The rules of the device calls and of the process state.
+
+aclrtSetDevice, aclrtGetDevice, aclrtGetDeviceCount, aclrtResetDevice,
+aclrtSynchronizeDevice; aclInit, aclFinalize and aclsysGetVersionStr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from . import effects as fx
+from .checks import (
+    MAY,
+    MUST,
+    Check,
+    Folding,
+    Rule,
+    blocked_outcome,
+    current_device,
+    known,
+    one,
+)
+from .constants import (
+    ACL_ERROR_REPEAT_FINALIZE,
+    ACL_ERROR_REPEAT_INITIALIZE,
+)
+from .outcome import ANY_ERROR, SUCCESS, Alternative, Outcome
+from .state import World
+
+# The requirements these rules cite; known() checks each against the catalogue.
+DEVICE_CALLS = known("DEVICE-CALLS")
+INIT_CALLS = known("INIT-CALLS")
+PINNED_COMPLETE_AFTER_SYNC = known("PINNED-COMPLETE-AFTER-SYNC")
+
+
+def rule_synchronize_device(profile: Folding, world: World, thread: int) -> Outcome:
+    """Every legal outcome of aclrtSynchronizeDevice."""
+    checks: list[Check] = []
+    device = current_device(world, thread, checks, DEVICE_CALLS)
+    for s in [world.default_stream(device), *world.streams.values()]:
+        if s.alive and s.device == device:
+            g = world.order.closed_gate_before(s.queue.frontier)
+            if g is not None:
+                return blocked_outcome(PINNED_COMPLETE_AFTER_SYNC, s, g)
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS,
+            fx.SyncDevice(device),
+            PINNED_COMPLETE_AFTER_SYNC,
+            "synchronising the device waits for all its streams",
+        ),
+    )
+
+
+def rule_set_device(profile: Folding, world: World, thread: int, device_id: int) -> Outcome:
+    """Every legal outcome of aclrtSetDevice."""
+    if not world.valid_device(device_id):
+        return Outcome(
+            (
+                Alternative(
+                    ANY_ERROR,
+                    None,
+                    DEVICE_CALLS,
+                    f"device {device_id} does not exist ({world.caps.devices} devices)",
+                ),
+            )
+        )
+    return Outcome(
+        (
+            Alternative(
+                SUCCESS,
+                fx.SetDevice(device_id),
+                DEVICE_CALLS,
+                "setting a valid device succeeds",
+            ),
+        )
+    )
+
+
+def rule_get_device(profile: Folding, world: World, thread: int) -> Outcome:
+    """Every legal outcome of aclrtGetDevice."""
+    dev = world.current_device(thread)
+    if dev is None:
+        return one(ANY_ERROR, None, DEVICE_CALLS, "no device is current")
+    return one(SUCCESS, fx.ReportDevice(dev), DEVICE_CALLS, "the current device is reported")
+
+
+def rule_get_device_count(profile: Folding, world: World, thread: int) -> Outcome:
+    """Every legal outcome of aclrtGetDeviceCount."""
+    effect = fx.ReportDeviceCount(world.caps.devices)
+    return one(SUCCESS, effect, DEVICE_CALLS, "the device count is reported")
+
+
+def rule_reset_device(profile: Folding, world: World, thread: int, device_id: int) -> Outcome:
+    """Every legal outcome of aclrtResetDevice."""
+    if not world.valid_device(device_id):
+        return Outcome(
+            (Alternative(ANY_ERROR, None, DEVICE_CALLS, f"device {device_id} does not exist"),)
+        )
+    if world.refcount.get(device_id, 0) == 0:
+        return Outcome(
+            (
+                Alternative(
+                    SUCCESS,
+                    None,
+                    DEVICE_CALLS,
+                    "resetting a device that is not set may succeed",
+                ),
+                Alternative(ANY_ERROR, None, DEVICE_CALLS, "or be rejected"),
+            )
+        )
+    for s in [world.default_stream(device_id), *world.streams.values()]:
+        if s.alive and s.device == device_id:
+            g = world.order.closed_gate_before(s.queue.frontier)
+            if g is not None:
+                return blocked_outcome(DEVICE_CALLS, s, g)
+    return Outcome(
+        (
+            Alternative(
+                SUCCESS,
+                fx.ResetDevice(device_id),
+                DEVICE_CALLS,
+                "resetting a set device succeeds",
+            ),
+        )
+    )
+
+
+# -- process state ----------------------------------------------------------
+def rule_get_version_str(profile: Folding, world: World, thread: int) -> Outcome:
+    """Every legal outcome of aclsysGetVersionStr."""
+    return Outcome(
+        (
+            Alternative(SUCCESS, fx.Nothing(), None, "the version string"),
+            Alternative(ANY_ERROR, None, None, "no version file (ACL_ERROR_INVALID_FILE on CANN)"),
+        )
+    )
+
+
+def rule_init(
+    profile: Folding, world: World, thread: int, config_path: str | None = None
+) -> Outcome:
+    """Every legal outcome of aclInit."""
+    if world.initialized:
+        checks = [
+            Check(
+                INIT_CALLS,
+                "aclInit was already called",
+                ACL_ERROR_REPEAT_INITIALIZE,
+                MAY,
+                MUST,
+            )
+        ]
+        return profile.fold(
+            checks, Alternative(SUCCESS, None, INIT_CALLS, "a repeated aclInit may succeed")
+        )
+    return Outcome((Alternative(SUCCESS, fx.Init(), INIT_CALLS, "the first aclInit succeeds"),))
+
+
+def rule_finalize(profile: Folding, world: World, thread: int) -> Outcome:
+    """Every legal outcome of aclFinalize."""
+    if not world.initialized:
+        code = ACL_ERROR_REPEAT_FINALIZE if world.finalized else None
+        checks = [Check(INIT_CALLS, "aclFinalize without a live aclInit", code, MAY, MUST)]
+        return profile.fold(
+            checks,
+            Alternative(SUCCESS, None, INIT_CALLS, "a repeated aclFinalize may succeed"),
+        )
+    return Outcome(
+        (Alternative(SUCCESS, fx.Finalize(), INIT_CALLS, "aclFinalize after aclInit succeeds"),)
+    )
+
+
+RULES: Mapping[str, Rule] = MappingProxyType(
+    {
+        "synchronize_device": rule_synchronize_device,
+        "set_device": rule_set_device,
+        "get_device": rule_get_device,
+        "get_device_count": rule_get_device_count,
+        "reset_device": rule_reset_device,
+        "get_version_str": rule_get_version_str,
+        "init": rule_init,
+        "finalize": rule_finalize,
+    }
+)
+"""Call name -> rule, for the calls of this module."""

@@ -1,0 +1,176 @@
+"""The rules of the event calls.
+
+aclrtCreateEvent, aclrtRecordEvent, aclrtStreamWaitEvent,
+aclrtSynchronizeEvent, aclrtDestroyEvent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from . import effects as fx
+from .checks import (
+    IMPOSSIBLE,
+    MAY,
+    Check,
+    Folding,
+    Rule,
+    current_device,
+    foreign,
+    known,
+    resolve_stream,
+)
+from .constants import (
+    ACL_ERROR_INVALID_PARAM,
+)
+from .outcome import ANY_ERROR, SUCCESS, Alternative, Outcome
+from .state import Event, Stream, World
+
+# The requirements these rules cite; known() checks each against the catalogue.
+EVENT_CALLS = known("EVENT-CALLS")
+PINNED_COMPLETE_AFTER_SYNC = known("PINNED-COMPLETE-AFTER-SYNC")
+STREAM_EVENT_ORDER = known("STREAM-EVENT-ORDER")
+
+
+def _event(world: World, event: int, checks: list[Check]) -> Event | None:
+    """The live event ``event`` names; adds a check if there is none."""
+    if event == 0:
+        checks.append(Check(EVENT_CALLS, "event is NULL", ACL_ERROR_INVALID_PARAM))
+        return None
+    e = world.live_event(event)
+    if e is None:
+        what = (
+            "a destroyed event" if event in world.dead_events else "a handle that is not an event"
+        )
+        checks.append(Check(EVENT_CALLS, f"event is {what}", None))
+    return e
+
+
+def rule_create_event(
+    profile: Folding, world: World, thread: int, null_event: bool = False
+) -> Outcome:
+    """Every legal outcome of aclrtCreateEvent."""
+    checks: list[Check] = []
+    if null_event:
+        checks.append(
+            Check(EVENT_CALLS, "the event output pointer is NULL", ACL_ERROR_INVALID_PARAM)
+        )
+    device = current_device(world, thread, checks, EVENT_CALLS)
+    return profile.fold(
+        checks,
+        Alternative(SUCCESS, fx.NewEvent(device), EVENT_CALLS, "creating an event succeeds"),
+    )
+
+
+def _event_on_stream(
+    world: World, thread: int, event: int, stream: int, checks: list[Check]
+) -> tuple[Event | None, Stream | None]:
+    """The checks shared by aclrtRecordEvent and aclrtStreamWaitEvent."""
+    e = _event(world, event, checks)
+    device = current_device(world, thread, checks, EVENT_CALLS)
+    target = resolve_stream(world, stream, device, checks, EVENT_CALLS)
+    if target is not None and foreign(target, device):
+        # The text does not say whether an event may be recorded on (or waited
+        # for by) another device's stream: both answers are allowed.
+        checks.append(
+            Check(EVENT_CALLS, f"{target.name} belongs to another device", None, MAY, MAY)
+        )
+    return e, target
+
+
+def rule_record_event(
+    profile: Folding, world: World, thread: int, event: int, stream: int
+) -> Outcome:
+    """Every legal outcome of aclrtRecordEvent."""
+    checks: list[Check] = []
+    e, target = _event_on_stream(world, thread, event, stream, checks)
+    if e is None or target is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS,
+            fx.RecordEvent(e, target),
+            STREAM_EVENT_ORDER,
+            "recording an event succeeds",
+        ),
+    )
+
+
+def rule_stream_wait_event(
+    profile: Folding, world: World, thread: int, stream: int, event: int
+) -> Outcome:
+    """Every legal outcome of aclrtStreamWaitEvent."""
+    checks: list[Check] = []
+    e, target = _event_on_stream(world, thread, event, stream, checks)
+    if e is None or target is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS,
+            fx.WaitEvent(target, e),
+            STREAM_EVENT_ORDER,
+            "waiting for an event succeeds",
+        ),
+    )
+
+
+def rule_synchronize_event(profile: Folding, world: World, thread: int, event: int) -> Outcome:
+    """Every legal outcome of aclrtSynchronizeEvent."""
+    checks: list[Check] = []
+    e = _event(world, event, checks)
+    if e is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    if e.captured is None:
+        checks.append(Check(EVENT_CALLS, f"{e.name} was never recorded", None, MAY, MAY))
+        return profile.fold(
+            checks,
+            Alternative(SUCCESS, None, EVENT_CALLS, "an unrecorded event has nothing to wait for"),
+        )
+    g = world.order.closed_gate_before(e.captured)
+    if g is not None:
+        return Outcome(
+            (
+                Alternative(
+                    ANY_ERROR,
+                    None,
+                    PINNED_COMPLETE_AFTER_SYNC,
+                    f"{e.name} waits for gate {g.gid}, which is closed: the call cannot succeed now",
+                ),
+            )
+        )
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS,
+            fx.SyncEvent(e),
+            PINNED_COMPLETE_AFTER_SYNC,
+            "synchronising an event waits for what it captured",
+        ),
+    )
+
+
+def rule_destroy_event(profile: Folding, world: World, thread: int, event: int) -> Outcome:
+    """Every legal outcome of aclrtDestroyEvent."""
+    checks: list[Check] = []
+    e = _event(world, event, checks)
+    if e is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    return profile.fold(
+        checks,
+        Alternative(SUCCESS, fx.DestroyEvent(e), EVENT_CALLS, "destroying an event succeeds"),
+    )
+
+
+RULES: Mapping[str, Rule] = MappingProxyType(
+    {
+        "create_event": rule_create_event,
+        "record_event": rule_record_event,
+        "stream_wait_event": rule_stream_wait_event,
+        "synchronize_event": rule_synchronize_event,
+        "destroy_event": rule_destroy_event,
+    }
+)
+"""Call name -> rule, for the calls of this module."""

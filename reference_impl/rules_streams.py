@@ -1,0 +1,217 @@
+"""The rules of the stream calls, and of the suite's gate (a host function on a stream).
+
+aclrtCreateStream, aclrtDestroyStream, aclrtSynchronizeStream[WithTimeout],
+aclrtStreamQuery; aclrtLaunchHostFunc as the suite uses it (launch_gate) and
+the opening of a gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from . import effects as fx
+from .checks import (
+    IMPOSSIBLE,
+    MAY,
+    MUST,
+    Check,
+    Folding,
+    Rule,
+    blocked_outcome,
+    current_device,
+    foreign,
+    known,
+    resolve_stream,
+)
+from .constants import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_STREAM_CONTEXT,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+)
+from .outcome import SUCCESS, Alternative, Outcome
+from .state import Stream, World
+
+# The requirements these rules cite; known() checks each against the catalogue.
+PINNED_COMPLETE_AFTER_SYNC = known("PINNED-COMPLETE-AFTER-SYNC")
+STREAM_CALLS = known("STREAM-CALLS")
+STREAM_QUERY = known("STREAM-QUERY")
+SYNC_TIMEOUT = known("SYNC-TIMEOUT")
+
+
+def rule_create_stream(
+    profile: Folding, world: World, thread: int, null_stream: bool = False
+) -> Outcome:
+    """Every legal outcome of aclrtCreateStream."""
+    checks: list[Check] = []
+    if null_stream:
+        checks.append(
+            Check(STREAM_CALLS, "the stream output pointer is NULL", ACL_ERROR_INVALID_PARAM)
+        )
+    device = current_device(world, thread, checks, STREAM_CALLS)
+    return profile.fold(
+        checks,
+        Alternative(SUCCESS, fx.NewStream(device), STREAM_CALLS, "creating a stream succeeds"),
+    )
+
+
+def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
+    """Every legal outcome of aclrtDestroyStream."""
+    checks: list[Check] = []
+    if stream == 0:
+        checks.append(Check(STREAM_CALLS, "stream is NULL", ACL_ERROR_INVALID_PARAM))
+        return profile.fold(checks, IMPOSSIBLE)
+    device = current_device(world, thread, checks, STREAM_CALLS)
+    target = resolve_stream(world, stream, device, checks, STREAM_CALLS)
+    if target is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    if foreign(target, device):
+        checks.append(
+            Check(
+                STREAM_CALLS,
+                f"{target.name} belongs to device {target.device}, not the current device",
+                None,
+                MAY,
+                MAY,
+            )
+        )
+    if profile.destroy_waits:
+        g = world.order.closed_gate_before(target.queue.frontier)
+        if g is not None:
+            return blocked_outcome(STREAM_CALLS, target, g)
+    effect = fx.DestroyStream(target, drains=profile.destroy_waits)
+    return profile.fold(
+        checks,
+        Alternative(SUCCESS, effect, STREAM_CALLS, "destroying a live stream succeeds"),
+    )
+
+
+def _sync_target(
+    world: World, thread: int, stream: int, checks: list[Check], req: str
+) -> Stream | None:
+    """The stream a synchronising call waits for; adds the checks that name it."""
+    device = current_device(world, thread, checks, req)
+    target = resolve_stream(world, stream, device, checks, req)
+    if target is not None and foreign(target, device):
+        # StreamSynchronize switches to the stream's context (AIMP:1719-1727, inference).
+        checks.append(
+            Check(
+                req,
+                f"{target.name} belongs to device {target.device}, not the current device",
+                ACL_ERROR_RT_STREAM_CONTEXT,
+                MAY,
+                MAY,
+            )
+        )
+    return target
+
+
+def rule_synchronize_stream(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
+    """Every legal outcome of aclrtSynchronizeStream."""
+    checks: list[Check] = []
+    target = _sync_target(world, thread, stream, checks, STREAM_CALLS)
+    if target is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    blocked = world.order.closed_gate_before(target.queue.frontier)
+    if blocked is not None:
+        return blocked_outcome(PINNED_COMPLETE_AFTER_SYNC, target, blocked)
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS,
+            fx.SyncStream(target),
+            PINNED_COMPLETE_AFTER_SYNC,
+            "synchronising a stream waits for its tasks",
+        ),
+    )
+
+
+def rule_synchronize_stream_with_timeout(
+    profile: Folding, world: World, thread: int, stream: int, timeout: int
+) -> Outcome:
+    """Every legal outcome of aclrtSynchronizeStreamWithTimeout."""
+    checks: list[Check] = []
+    if timeout < -1:
+        checks.append(
+            Check(SYNC_TIMEOUT, f"timeout {timeout} < -1", ACL_ERROR_RT_PARAM_INVALID, MAY, MUST)
+        )
+    target = _sync_target(world, thread, stream, checks, SYNC_TIMEOUT)
+    if timeout == 0:
+        checks.append(Check(SYNC_TIMEOUT, "timeout is 0", ACL_ERROR_RT_PARAM_INVALID, MAY, MUST))
+    if target is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    if world.order.closed_gate_before(target.queue.frontier) is not None:
+        checks.append(
+            Check(
+                SYNC_TIMEOUT,
+                f"a closed gate blocks {target.name}: the wait can only time out",
+                ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+            )
+        )
+        return profile.fold(checks, IMPOSSIBLE)
+    checks.append(
+        Check(
+            SYNC_TIMEOUT,
+            "the stream's tasks may take longer than the timeout",
+            ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+            MAY,
+            MAY,
+        )
+    )
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS,
+            fx.SyncStream(target),
+            SYNC_TIMEOUT,
+            "the stream completed within the timeout",
+        ),
+    )
+
+
+def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
+    """Every legal outcome of aclrtStreamQuery."""
+    checks: list[Check] = []
+    target = _sync_target(world, thread, stream, checks, STREAM_QUERY)
+    if target is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    return profile.fold(
+        checks,
+        Alternative(
+            SUCCESS, fx.QueryStream(target), STREAM_QUERY, "querying a live stream succeeds"
+        ),
+    )
+
+
+# -- the suite's gate: a host function that blocks its stream until opened --
+def rule_launch_gate(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
+    """Every legal outcome of aclrtLaunchHostFunc."""
+    checks: list[Check] = []
+    device = current_device(world, thread, checks)
+    target = resolve_stream(world, stream, device, checks)
+    if target is None:
+        return profile.fold(checks, IMPOSSIBLE)
+    return profile.fold(
+        checks,
+        Alternative(SUCCESS, fx.LaunchGate(target), None, "enqueueing the gate succeeds"),
+    )
+
+
+def rule_open_gate(profile: Folding, world: World, thread: int, gate: int) -> Outcome:
+    """Every legal outcome of the suite's gate_open (open_gate)."""
+    return Outcome((Alternative(SUCCESS, fx.OpenGate(gate), None, "opening a gate"),))
+
+
+RULES: Mapping[str, Rule] = MappingProxyType(
+    {
+        "create_stream": rule_create_stream,
+        "destroy_stream": rule_destroy_stream,
+        "synchronize_stream": rule_synchronize_stream,
+        "synchronize_stream_with_timeout": rule_synchronize_stream_with_timeout,
+        "stream_query": rule_stream_query,
+        "launch_gate": rule_launch_gate,
+        "open_gate": rule_open_gate,
+    }
+)
+"""Call name -> rule, for the calls of this module."""

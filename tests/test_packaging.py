@@ -80,3 +80,10 @@ def test_report_schema_and_build_info_are_in_the_wheel(wheel: Path) -> None:
     assert "acl_conformance/reports/schema/report-1.schema.json" in names
     assert "acl_conformance/reports/schema/report-2.schema.json" in names
     assert "acl_conformance/_build_info.json" in names
+
+
+def test_reproducer_prelude_is_in_the_wheel(wheel: Path) -> None:
+    zf = zipfile.ZipFile(wheel)
+    name = "acl_conformance/conformance/reproducer_prelude.c"
+    assert name in set(zf.namelist())
+    assert zf.read(name) == (ROOT / "conformance" / "reproducer_prelude.c").read_bytes()

@@ -74,7 +74,6 @@ _SYMBOL_CALLS = {
     "memcpy_from_symbol",
     "memcpy_from_symbol_async",
 }
-_READS = {"memcpy_from_symbol", "memcpy_from_symbol_async"}
 
 
 @dataclass

@@ -17,25 +17,14 @@ from acl_conformance.reference_impl.catalogue import for_profile
 
 SCHEMA = "acl-conformance-results/2"
 
-STATUSES = (
-    "pass",
-    "fail",
-    "crash",
-    "timeout",
-    "not_supported",
-    "skipped",
-    "xfail",
-    "xpass",
-    "declined",
-    "error",
-)
-"""A test's status.  ``fail``: the backend broke a requirement (``failures`` say which);
-``crash`` / ``timeout``: the backend died or hung; ``not_supported``: a capability the
-backend does not declare; ``skipped``: the test does not apply (another profile);
-``xfail``: every failure it found is listed in the expectations file; ``xpass``: listed
-but passing (the entry is stale); ``declined``: it stopped before a step that puts a
-masked requirement at stake (known to fail in this run, or listed), having checked what
-it could; ``error``: the suite could not run the test (a set-up error)."""
+# A test's status: pass, fail, crash, timeout, not_supported, skipped, xfail, xpass,
+# declined or error.  ``fail``: the backend broke a requirement (``failures`` say which);
+# ``crash`` / ``timeout``: the backend died or hung; ``not_supported``: a capability the
+# backend does not declare; ``skipped``: the test does not apply (another profile);
+# ``xfail``: every failure it found is listed in the expectations file; ``xpass``: listed
+# but passing (the entry is stale); ``declined``: it stopped before a step that puts a
+# masked requirement at stake (known to fail in this run, or listed), having checked what
+# it could; ``error``: the suite could not run the test (a set-up error).
 
 DONE = frozenset({"pass", "xpass", "declined", "not_supported", "skipped"})
 """How a test's last attempt ends when the test has said all it could."""

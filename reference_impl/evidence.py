@@ -60,11 +60,6 @@ BRANCH_NAMES: Mapping[str, tuple[str, str]] = MappingProxyType(
 """How the two ends of an open check are called, where not ACCEPTED / REJECTED."""
 
 
-def outcomes_of(requirement: str) -> tuple[str, ...]:
-    """The allowed outcomes of ``requirement`` worth seeing."""
-    return OUTCOMES.get(requirement, (ACCEPTED, REJECTED))
-
-
 @dataclass
 class Evidence:
     """Checks and outcomes seen, per requirement (for one test, or summed over a run)."""

@@ -62,10 +62,6 @@ class Queue:
     """What the next task of this queue inherits: its predecessors and their pasts."""
     length: int = 0
 
-    def tail_clock(self) -> Clock:
-        """Everything that must finish for this queue to be complete."""
-        return dict(self.frontier)
-
 
 class Order:
     """The happens-before relation and the host's knowledge of completion."""

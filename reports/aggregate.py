@@ -34,9 +34,6 @@ from typing import Any
 
 from acl_conformance.reference_impl.evidence import OUTCOMES, Evidence
 
-STATUS_ORDER = ("fail", "crash", "timeout", "unknown", "xfail", "pass", "not_supported")
-"""Requirement statuses, worst first."""
-
 SUMMARY_KEYS = ("pass", "fail", "not_supported", "crash", "timeout", "unknown", "xfail")
 
 BAD = frozenset({"fail", "crash", "timeout", "unknown"})

@@ -3,8 +3,7 @@
 What ``tox -e cann`` runs.  With ``ASCEND_HOME_PATH`` (and ``SOC_VERSION`` and
 ``ASCENDC_CMAKE_DIR``, which CANN's ``set_env.sh`` sets) it builds the agent with
 CMake and the ASC toolchain, then runs the conformance suite against it:
-``acl-conformance run --adapter cann --adapter-option agent=<the agent> ...``
-(or, where the command line has no ``run`` yet, the equivalent pytest command).
+``acl-conformance run --adapter cann --adapter-option agent=<the agent> ...``.
 Without an installation it says why it skips and exits 0.
 
 Arguments after the module name are passed on to the run (e.g. ``--profile spec``).
@@ -20,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .build import BuildError, build_agent_asc
-
-SUITE = "acl_conformance.conformance.suite"
 
 
 def skip_reason(env: Mapping[str, str] | None = None) -> str | None:
@@ -41,43 +38,18 @@ def skip_reason(env: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def _has_run_command() -> bool:
-    proc = subprocess.run(
-        [sys.executable, "-m", "acl_conformance.conformance.cli", "run", "--help"],
-        capture_output=True,
-        check=False,
-    )
-    return proc.returncode == 0
-
-
 def command(agent: str, extra: Sequence[str]) -> list[str]:
-    """The run: ``acl-conformance run`` if the CLI has it, else the same through pytest."""
-    if _has_run_command():
-        return [
-            sys.executable,
-            "-m",
-            "acl_conformance.conformance.cli",
-            "run",
-            "--adapter",
-            "cann",
-            "--adapter-option",
-            f"agent={agent}",
-            *([] if "--profile" in extra else ["--profile", "cann"]),
-            *extra,
-        ]
+    """The run: ``acl-conformance run`` against the agent, under the cann profile by default."""
     return [
         sys.executable,
         "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        SUITE,
-        "--acl-adapter",
+        "acl_conformance.conformance.cli",
+        "run",
+        "--adapter",
         "cann",
-        "--acl-adapter-option",
+        "--adapter-option",
         f"agent={agent}",
-        *([] if "--acl-profile" in extra else ["--acl-profile", "cann"]),
+        *([] if "--profile" in extra else ["--profile", "cann"]),
         *extra,
     ]
 

@@ -65,10 +65,6 @@ class Gate:
     def open(self) -> None:
         self._opened.set()
 
-    @property
-    def is_open(self) -> bool:
-        return self._opened.is_set()
-
     def task(self) -> None:
         """The task body: block the stream's worker until the gate opens."""
         self._opened.wait()

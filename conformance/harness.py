@@ -3,15 +3,19 @@
 A clause test or a state machine never calls the backend directly.  It calls
 ``harness.call("memcpy_to_symbol_async", symbol=..., ...)``; the harness
 
-1. asks the model what the profile allows,
-2. makes the call on the backend (in the calling thread's own worker thread,
+1. makes the call on the backend (in the calling thread's own worker thread,
    with a time limit, so a hanging backend yields TIMEOUT instead of a hung
    run; each logical host thread keeps its own OS thread because ACL contexts
    are per thread),
-3. reads back what a read wrote, and
-4. hands the answer to the model; any disagreement raises
-   :class:`ConformanceFailure`, whose message is written for a vendor who has
-   never read this code.
+2. reads back what a read wrote, and
+3. only then asks the model what the profile allows (the state the profile
+   reads is the one before the call: only gates move concurrently, and the
+   model is first told of those a timer opened meanwhile) and hands it the
+   answer; any disagreement raises :class:`ConformanceFailure`, whose message
+   is written for a vendor who has never read this code.
+
+The model is consulted before the call only where requirements are masked, to
+decline a call that must be rejected for a masked reason.
 
 Device variables are read once before their first use on each device, so the
 model knows what they held (contents are taken from the backend, never

@@ -217,8 +217,8 @@ def test_a_backend_with_three_bugs_gets_every_requirement_decided(
     three = ["KIND-REJECTED", "SYMBOL-INTERIOR", "STREAM-QUERY"]
     backend = ["--adapter", "acl_conformance.adapters.variants:variant",
                "--adapter-option", "name=three-bugs"]  # fmt: skip
-    rc, out, _ = _run(capsys, "run", *backend, "--report-dir", str(tmp_path / "bugs"))
-    assert rc == 1, out[-3000:]
+    rc, out, err = _run(capsys, "run", *backend, "--report-dir", str(tmp_path / "bugs"))
+    assert rc == 1, out[-3000:] + err[-3000:]
     report = _report(tmp_path / "bugs")
     statuses = {r["id"]: r["status"] for r in report["requirements"]}
     assert {k: v for k, v in statuses.items() if v != "pass"} == dict.fromkeys(three, "fail")
@@ -227,8 +227,8 @@ def test_a_backend_with_three_bugs_gets_every_requirement_decided(
         tmp_path, "".join(f"{r}  planted bug  https://example.org/{r}\n" for r in three)
     )
     d = tmp_path / "listed"
-    rc, out, _ = _run(capsys, "run", *backend, "--expectations", str(exp), "--report-dir", str(d))
-    assert rc == 0, out[-3000:]
+    rc, out, err = _run(capsys, "run", *backend, "--expectations", str(exp), "--report-dir", str(d))
+    assert rc == 0, out[-3000:] + err[-3000:]
     listed = _report(d)
     assert {r["id"]: r["status"] for r in listed["requirements"] if r["status"] != "pass"} == (
         dict.fromkeys(three, "xfail")

@@ -3,8 +3,7 @@
 A rule lists a call's failed checks (``Check``) in the order the open-source
 CANN runtime makes them; a profile (profiles.py) folds that list into the
 call's legal outcomes.  This module holds what every rule module needs: the
-``Check`` record with its bindings ``MUST`` and ``MAY``, ``known`` for the
-requirement IDs a module cites, the ``Folding`` interface the rules see of a
+``Check`` record with its bindings ``MUST`` and ``MAY``, the ``Folding`` interface the rules see of a
 profile, the shared checks (current device, symbol lookup, bounds, stream
 handle, undefined memory) and small outcome builders.
 """
@@ -27,26 +26,19 @@ from .constants import (
 )
 from .order import Gate
 from .outcome import ANY_ERROR, SUCCESS, Alternative, Codes, Outcome
-from .requirement_ids import req
+from .requirement_ids import (
+    CHECK_ORDER,
+    DEVICE_CURRENT,
+    STREAM_EVENT_ORDER,
+    STREAM_INVALID_HANDLE,
+    STREAM_NULL_DEFAULT,
+)
 from .state import HostRange, Stream, StreamArg, Symbol, World
 
 MUST = "must"
 """The check's failure must reject the call."""
 MAY = "may"
 """The check's failure may reject the call, or the call may go on."""
-
-
-# Rule modules bind the IDs they cite to module constants through this (the model's
-# checker), so that a misspelt ID stops the import instead of reaching a report.
-known = req
-
-
-# The requirements the shared checks and builders below cite.
-DEVICE_CURRENT = known("DEVICE-CURRENT")
-STREAM_INVALID_HANDLE = known("STREAM-INVALID-HANDLE")
-STREAM_NULL_DEFAULT = known("STREAM-NULL-DEFAULT")
-STREAM_EVENT_ORDER = known("STREAM-EVENT-ORDER")
-CHECK_ORDER = known("CHECK-ORDER")
 
 
 @dataclass(frozen=True)

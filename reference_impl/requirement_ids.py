@@ -1,7 +1,7 @@
-"""The requirement IDs the model's own code charges, each checked against the catalogue.
+"""The requirement IDs the oracle's own code cites, each checked against the catalogue.
 
-The model names a requirement when it records a check or charges a violation.  Each
-ID it uses is a constant here, made by ``req``, which raises at import if the
+The rules cite a requirement for each check; the model names one when it records a
+check or charges a violation.  Each ID they use is a constant here, made by ``req``, which raises at import if the
 catalogue (``catalogue.BY_ID``) has no such requirement: a misspelt or retired ID
 stops the model from loading instead of charging a requirement no report knows.
 """
@@ -18,6 +18,11 @@ def req(requirement_id: str) -> str:
     return requirement_id
 
 
+BOUNDS_END_EXACT = req("BOUNDS-END-EXACT")
+BOUNDS_OVERFLOW = req("BOUNDS-OVERFLOW")
+BOUNDS_PAST_END = req("BOUNDS-PAST-END")
+CHECK_ORDER = req("CHECK-ORDER")
+COUNT_ZERO = req("COUNT-ZERO")
 DEVICE_CALLS = req("DEVICE-CALLS")
 DEVICE_CURRENT = req("DEVICE-CURRENT")
 DEVICE_INSTANCE = req("DEVICE-INSTANCE")
@@ -27,13 +32,19 @@ EFFECT_NEIGHBOURS = req("EFFECT-NEIGHBOURS")
 EFFECT_NO_STRAY = req("EFFECT-NO-STRAY")
 EVENT_CALLS = req("EVENT-CALLS")
 FROMSYMBOL_BYTES = req("FROMSYMBOL-BYTES")
+FROMSYMBOL_DSTMAX = req("FROMSYMBOL-DSTMAX")
 FROMSYMBOL_KINDS = req("FROMSYMBOL-KINDS")
 GETSYMBOL_ADDRESS = req("GETSYMBOL-ADDRESS")
+GETSYMBOL_SIZE = req("GETSYMBOL-SIZE")
 HOST_MEMORY_CALLS = req("HOST-MEMORY-CALLS")
 HYGIENE_NO_ENQUEUE = req("HYGIENE-NO-ENQUEUE")
 HYGIENE_NO_WRITE = req("HYGIENE-NO-WRITE")
 HYGIENE_STREAM_USABLE = req("HYGIENE-STREAM-USABLE")
+INIT_CALLS = req("INIT-CALLS")
+KIND_ACCEPTED = req("KIND-ACCEPTED")
 KIND_DEFAULT_HOST_SOURCE = req("KIND-DEFAULT-HOST-SOURCE")
+KIND_OUT_OF_ENUM = req("KIND-OUT-OF-ENUM")
+KIND_REJECTED = req("KIND-REJECTED")
 PAGEABLE_BLOCKS = req("PAGEABLE-BLOCKS")
 PAGEABLE_DRAINS_STREAM = req("PAGEABLE-DRAINS-STREAM")
 PAGEABLE_SOURCE_REUSE = req("PAGEABLE-SOURCE-REUSE")
@@ -43,12 +54,19 @@ PINNED_REGISTERED = req("PINNED-REGISTERED")
 PINNED_SOURCE_WINDOW = req("PINNED-SOURCE-WINDOW")
 PINNED_START_POINTER = req("PINNED-START-POINTER")
 RETURN_CODES = req("RETURN-CODES")
+SRC_NULL = req("SRC-NULL")
 STREAM_CALLS = req("STREAM-CALLS")
 STREAM_EVENT_ORDER = req("STREAM-EVENT-ORDER")
 STREAM_FIFO = req("STREAM-FIFO")
+STREAM_FOREIGN_DEVICE = req("STREAM-FOREIGN-DEVICE")
+STREAM_INVALID_HANDLE = req("STREAM-INVALID-HANDLE")
+STREAM_NULL_DEFAULT = req("STREAM-NULL-DEFAULT")
 STREAM_QUERY = req("STREAM-QUERY")
 STREAM_UNORDERED = req("STREAM-UNORDERED")
+SYMBOL_INTERIOR = req("SYMBOL-INTERIOR")
+SYMBOL_NULL = req("SYMBOL-NULL")
 SYMBOL_SIZE_AS_DECLARED = req("SYMBOL-SIZE-AS-DECLARED")
+SYMBOL_UNREGISTERED = req("SYMBOL-UNREGISTERED")
 SYNC_ERROR_REPORTING = req("SYNC-ERROR-REPORTING")
 SYNC_TIMEOUT = req("SYNC-TIMEOUT")
 TOSYMBOL_SYNC = req("TOSYMBOL-SYNC")

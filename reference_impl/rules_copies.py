@@ -21,7 +21,6 @@ from .checks import (
     check_bounds,
     current_device,
     foreign,
-    known,
     lookup_symbol,
     resolve_stream,
     shadowed,
@@ -36,27 +35,27 @@ from .constants import (
     kind_name,
 )
 from .outcome import SUCCESS, Alternative, Outcome
+from .requirement_ids import (
+    BOUNDS_END_EXACT,
+    BOUNDS_OVERFLOW,
+    BOUNDS_PAST_END,
+    COUNT_ZERO,
+    DEVICE_CURRENT,
+    FROMSYMBOL_BYTES,
+    FROMSYMBOL_DSTMAX,
+    FROMSYMBOL_KINDS,
+    KIND_ACCEPTED,
+    KIND_OUT_OF_ENUM,
+    KIND_REJECTED,
+    SRC_NULL,
+    STREAM_FOREIGN_DEVICE,
+    STREAM_NULL_DEFAULT,
+    SYMBOL_INTERIOR,
+    SYMBOL_NULL,
+    SYMBOL_UNREGISTERED,
+    TOSYMBOL_SYNC,
+)
 from .state import World
-
-# The requirements these rules cite; known() checks each against the catalogue.
-BOUNDS_END_EXACT = known("BOUNDS-END-EXACT")
-BOUNDS_OVERFLOW = known("BOUNDS-OVERFLOW")
-BOUNDS_PAST_END = known("BOUNDS-PAST-END")
-COUNT_ZERO = known("COUNT-ZERO")
-DEVICE_CURRENT = known("DEVICE-CURRENT")
-FROMSYMBOL_BYTES = known("FROMSYMBOL-BYTES")
-FROMSYMBOL_DSTMAX = known("FROMSYMBOL-DSTMAX")
-FROMSYMBOL_KINDS = known("FROMSYMBOL-KINDS")
-KIND_ACCEPTED = known("KIND-ACCEPTED")
-KIND_OUT_OF_ENUM = known("KIND-OUT-OF-ENUM")
-KIND_REJECTED = known("KIND-REJECTED")
-SRC_NULL = known("SRC-NULL")
-STREAM_FOREIGN_DEVICE = known("STREAM-FOREIGN-DEVICE")
-STREAM_NULL_DEFAULT = known("STREAM-NULL-DEFAULT")
-SYMBOL_INTERIOR = known("SYMBOL-INTERIOR")
-SYMBOL_NULL = known("SYMBOL-NULL")
-SYMBOL_UNREGISTERED = known("SYMBOL-UNREGISTERED")
-TOSYMBOL_SYNC = known("TOSYMBOL-SYNC")
 
 
 def rule_memcpy_to_symbol_async(

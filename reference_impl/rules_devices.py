@@ -18,7 +18,6 @@ from .checks import (
     Rule,
     blocked_outcome,
     current_device,
-    known,
     one,
 )
 from .constants import (
@@ -26,12 +25,8 @@ from .constants import (
     ACL_ERROR_REPEAT_INITIALIZE,
 )
 from .outcome import ANY_ERROR, SUCCESS, Alternative, Outcome
+from .requirement_ids import DEVICE_CALLS, INIT_CALLS, PINNED_COMPLETE_AFTER_SYNC
 from .state import World
-
-# The requirements these rules cite; known() checks each against the catalogue.
-DEVICE_CALLS = known("DEVICE-CALLS")
-INIT_CALLS = known("INIT-CALLS")
-PINNED_COMPLETE_AFTER_SYNC = known("PINNED-COMPLETE-AFTER-SYNC")
 
 
 def rule_synchronize_device(profile: Folding, world: World, thread: int) -> Outcome:

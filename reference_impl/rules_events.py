@@ -18,19 +18,14 @@ from .checks import (
     Rule,
     current_device,
     foreign,
-    known,
     resolve_stream,
 )
 from .constants import (
     ACL_ERROR_INVALID_PARAM,
 )
 from .outcome import ANY_ERROR, SUCCESS, Alternative, Outcome
+from .requirement_ids import EVENT_CALLS, PINNED_COMPLETE_AFTER_SYNC, STREAM_EVENT_ORDER
 from .state import Event, Stream, World
-
-# The requirements these rules cite; known() checks each against the catalogue.
-EVENT_CALLS = known("EVENT-CALLS")
-PINNED_COMPLETE_AFTER_SYNC = known("PINNED-COMPLETE-AFTER-SYNC")
-STREAM_EVENT_ORDER = known("STREAM-EVENT-ORDER")
 
 
 def _event(world: World, event: int, checks: list[Check]) -> Event | None:

@@ -19,7 +19,6 @@ from .checks import (
     Folding,
     Rule,
     current_device,
-    known,
     lookup_symbol,
 )
 from .constants import (
@@ -29,13 +28,8 @@ from .constants import (
     HOST_REGISTER_ALIGNMENT,
 )
 from .outcome import ANY_ERROR, SUCCESS, Alternative, Codes, Outcome
+from .requirement_ids import GETSYMBOL_ADDRESS, GETSYMBOL_SIZE, HOST_MEMORY_CALLS, PINNED_REGISTERED
 from .state import Symbol, World
-
-# The requirements these rules cite; known() checks each against the catalogue.
-GETSYMBOL_ADDRESS = known("GETSYMBOL-ADDRESS")
-GETSYMBOL_SIZE = known("GETSYMBOL-SIZE")
-HOST_MEMORY_CALLS = known("HOST-MEMORY-CALLS")
-PINNED_REGISTERED = known("PINNED-REGISTERED")
 
 
 # -- symbol queries -------------------------------------------------------

@@ -21,7 +21,6 @@ from .checks import (
     blocked_outcome,
     current_device,
     foreign,
-    known,
     resolve_stream,
 )
 from .constants import (
@@ -31,13 +30,8 @@ from .constants import (
     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
 )
 from .outcome import SUCCESS, Alternative, Outcome
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC, STREAM_CALLS, STREAM_QUERY, SYNC_TIMEOUT
 from .state import Stream, World
-
-# The requirements these rules cite; known() checks each against the catalogue.
-PINNED_COMPLETE_AFTER_SYNC = known("PINNED-COMPLETE-AFTER-SYNC")
-STREAM_CALLS = known("STREAM-CALLS")
-STREAM_QUERY = known("STREAM-QUERY")
-SYNC_TIMEOUT = known("SYNC-TIMEOUT")
 
 
 def rule_create_stream(

@@ -14,6 +14,7 @@ from . import shared
 from .collection import Ordering
 from .heartbeat import Heartbeat
 from .options import adapter_options
+from .progress import Progress
 from .xdist import XdistHooks
 
 MARKERS = (
@@ -42,10 +43,13 @@ def pytest_configure(config: pytest.Config) -> None:
         # The controller (or a run without workers) owns the run's shared state.
         suite.run = RunState.create()
     config.pluginmanager.register(XdistHooks(config, suite.run), "acl-conformance-xdist")
-    heartbeat = config.getoption("acl_heartbeat")
-    if heartbeat and workerinput is None:
-        # Where the terminal is: the controller hears of each test that a worker starts.
-        config.pluginmanager.register(Heartbeat(config, heartbeat), "acl-conformance-heartbeat")
+    if workerinput is None:
+        # Where the terminal is: the controller hears of each test a worker starts and ends.
+        heartbeat = config.getoption("acl_heartbeat")
+        if heartbeat:
+            config.pluginmanager.register(Heartbeat(config, heartbeat), "acl-conformance-heartbeat")
+        if config.getoption("acl_progress"):
+            config.pluginmanager.register(Progress(config), "acl-conformance-progress")
     config.stash[shared.EXPECT] = _listing(config.getoption("acl_expectations"), EXPECTATIONS)
     config.stash[shared.SKIPS] = _listing(config.getoption("acl_skips"), SKIPS)
     suite.expected = {

@@ -16,7 +16,7 @@ from typing import IO
 
 import pytest
 
-from ..expectations import short_id
+from .shared import location_id
 
 TICK_SECONDS = 0.25
 """How often the watcher looks at the running tests (a bound on how late it speaks)."""
@@ -28,18 +28,21 @@ class Heartbeat:
     def __init__(self, config: pytest.Config, seconds: float) -> None:
         self.config = config
         self.seconds = seconds
-        self.running: dict[str, tuple[float, float]] = {}
-        """Node id: when the test started, and when it is next due to be mentioned."""
+        self.running: dict[str, tuple[str, float, float]] = {}
+        """Node id: the test's id, when it started, and when it is next due to be named."""
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.out, self.owned = _terminal()
+        self.width_said_after = -1
+        """How long pytest's line was when the heartbeat last spoke (it cannot tell that
+        the heartbeat ended it)."""
         self.thread = threading.Thread(target=self._watch, name="acl-heartbeat", daemon=True)
         self.thread.start()
 
-    def pytest_runtest_logstart(self, nodeid: str) -> None:
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         now = time.monotonic()
         with self.lock:
-            self.running[nodeid] = (now, now + self.seconds)
+            self.running[nodeid] = (location_id(nodeid, location), now, now + self.seconds)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         with self.lock:
@@ -63,17 +66,19 @@ class Heartbeat:
             now = time.monotonic()
             due: list[tuple[str, float]] = []
             with self.lock:
-                for nodeid, (started, next_due) in self.running.items():
+                for nodeid, (name, started, next_due) in self.running.items():
                     if now >= next_due:
-                        due.append((nodeid, now - started))
-                        self.running[nodeid] = (started, next_due + self.seconds)
-            for nodeid, elapsed in due:
-                self._say(f"still running {short_id(nodeid)} ({elapsed:.0f} s)")
+                        due.append((name, now - started))
+                        self.running[nodeid] = (name, started, next_due + self.seconds)
+            for name, elapsed in due:
+                self._say(f"still running {name} ({elapsed:.0f} s)")
 
     def _say(self, line: str) -> None:
         writer = self.config.get_terminal_writer()
         # On a line of its own, even in the middle of pytest's progress dots.
-        start = "\n" if writer.width_of_current_line else ""
+        width = writer.width_of_current_line
+        start = "\n" if width and width != self.width_said_after else ""
+        self.width_said_after = width
         with contextlib.suppress(OSError, ValueError):
             writer.flush()
             self.out.write(f"{start}{line}\n")

@@ -74,6 +74,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="while a test runs longer than SECONDS, say so every SECONDS (default: never)",
     )
     g.addoption(
+        "--acl-progress",
+        action="store_true",
+        default=False,
+        help="name each suite test and its status as it ends, on a line of its own",
+    )
+    g.addoption(
         "--acl-trace-dir",
         default=None,
         metavar="DIR",

@@ -10,7 +10,7 @@ from typing import Any
 import hypothesis
 import pytest
 
-from .shared import suite_id
+from .shared import name_in_file, suite_id
 
 _SHRINKING = pytest.StashKey[Any]()
 """On a test run without shrinking: what to put back afterwards (object, attribute, value)."""
@@ -42,7 +42,7 @@ def reproduce_command(item: pytest.Item) -> str:
     cfg = item.config
     args = [
         "pytest",
-        f"{item.path}::{item.nodeid.partition('::')[2]}",
+        f"{item.path}::{name_in_file(item)}",
         "--acl-adapter",
         cfg.getoption("acl_adapter"),
         *(a for o in cfg.getoption("acl_adapter_option") for a in ("--acl-adapter-option", o)),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from .. import context, settings
-from ..expectations import Expectations, short_id
+from ..expectations import Expectations
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent.parent / "suite"
@@ -44,10 +44,23 @@ def suite_modules() -> set[str]:
     return {p.name for p in SUITE_DIR.glob("test_*.py")}
 
 
+def name_in_file(item: pytest.Item) -> str:
+    """The test's node id after its file (``test_x[1]``, ``TestMachine::runTest``)."""
+    return item.nodeid.partition("::")[2] or item.name
+
+
 def suite_id(item: pytest.Item) -> str:
     """The test's id from its file name on (``test_kinds.py::test_x[1]``), wherever pytest
-    found the file: the id used by expectations files and reports."""
-    return short_id(item.nodeid)
+    found the file: the id used by expectations files and reports.  From the file's path,
+    not the node id: for a file outside pytest's rootdir (``acl-conformance run`` sets the
+    rootdir to the report directory) the node id has no file part (``::test_x[1]``)."""
+    return f"{item.path.name}::{name_in_file(item)}"
+
+
+def location_id(nodeid: str, location: tuple[str, int | None, str]) -> str:
+    """:func:`suite_id` of a test known by its node id and location only (pytest-xdist's
+    controller)."""
+    return f"{Path(location[0]).name}::{nodeid.partition('::')[2]}"
 
 
 def requirements_of(item: pytest.Item) -> list[str]:

@@ -137,7 +137,7 @@ SLOW = """
 import time
 
 def test_slow():
-    time.sleep(2.7)
+    time.sleep(3.2)
 
 def test_quick():
     pass

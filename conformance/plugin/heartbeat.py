@@ -71,7 +71,9 @@ class Heartbeat:
                         due.append((name, now - started))
                         self.running[nodeid] = (name, started, next_due + self.seconds)
             for name, elapsed in due:
-                self._say(f"still running {name} ({elapsed:.0f} s)")
+                # Whole seconds, rounded down: the watcher may speak a little late.
+                took = f"{int(elapsed)}" if self.seconds >= 1 else f"{elapsed:.1f}"
+                self._say(f"still running {name} ({took} s)")
 
     def _say(self, line: str) -> None:
         writer = self.config.get_terminal_writer()

@@ -206,12 +206,7 @@ class SingleDeviceMachine(HarnessMachine):
     @rule(event=events)
     @declinable
     def synchronize_event(self, event: int) -> None:
-        e = self.h.model.world.live_event(event)
-        if (
-            e is not None
-            and e.captured is not None
-            and self.h.model.order.closed_gate_before(e.captured)
-        ):
+        if self.h.model.event_waits_behind_closed_gate(event):
             self.unblock_later()
         self.h.call("synchronize_event", event=event)
 
@@ -255,9 +250,11 @@ class SingleDeviceMachine(HarnessMachine):
     @invariant()
     def gated_streams_are_not_ready(self) -> None:
         """A stream with a closed gate ahead can never report COMPLETE."""
-        m = self.h.model
-        for g in m.order.gates[:1]:
-            for s in m.world.streams.values():
-                if s.alive and s.queue.key == g.task.queue and not self.h.gate_is_open(g.gid):
-                    # Judged by the model: NOT_READY is the only answer it allows here.
-                    self.h.call("stream_query", stream=s.handle)
+        first = self.h.model.streams_behind_first_gate()
+        if first is None:
+            return
+        gate, held = first
+        for stream in held:
+            if not self.h.gate_is_open(gate):
+                # Judged by the model: NOT_READY is the only answer it allows here.
+                self.h.call("stream_query", stream=stream)

@@ -40,7 +40,7 @@ def behind_gate_returns_at_once(
         h.fail(
             requirement,
             f"the page-locked copy did not return until the gate ahead of it in its stream opened ({SAFETY:g} s)",
-            call=h.model.history[-1] if h.model.history else "",
+            call=h.model.last_call(),
             allowed="return at once: a successful call means the task is delivered, not executed",
             observed="the call waited for the stream",
         )

@@ -38,7 +38,6 @@ class SingleDeviceMachine(HarnessMachine):
         super().__init__()
         self.n_streams = 0
         self.n_buffers = 0
-        self.dead: list[int] = []
         self.gates_made = 0
         self.gates_opened = 0
 
@@ -68,7 +67,6 @@ class SingleDeviceMachine(HarnessMachine):
         self.before_wait(stream)
         self.n_streams -= 1
         self.h.call("destroy_stream", stream=stream)
-        self.dead.append(stream)
 
     @precondition(lambda self: self.n_buffers < MAX_BUFFERS)
     @rule(target=buffers, kind=st.sampled_from(["pinned", "pageable", "registered"]))

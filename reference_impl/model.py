@@ -310,6 +310,20 @@ class Model:
         """Host ``thread``'s current device (None before it called aclrtSetDevice)."""
         return self.world.current_device(thread)
 
+    def devices_made_current(self) -> set[int]:
+        """The devices that are some host thread's current device now."""
+        return {d for d in self.world.current.values() if d is not None}
+
+    def stream_device(self, stream: int) -> int | None:
+        """The device of ``stream``, a stream the backend created and that is not destroyed
+        (None for any other handle, NULL included)."""
+        s = self.world.streams.get(stream)
+        return s.device if s is not None and s.alive else None
+
+    def render(self, name: str, args: Mapping[str, Any]) -> str:
+        """The call ``name(**args)`` in C form, handles and addresses by their names."""
+        return render_call(name, args, self.world.name_of)
+
     def is_pageable(self, address: int, count: int) -> bool:
         """Is [address, address + count) host memory the suite allocated that this
         profile certainly treats as pageable (a copy from it returns only once complete)?

@@ -141,3 +141,41 @@ def test_streams_behind_first_gate(w: W) -> None:
     assert m.streams_behind_first_gate() is None
     w.ok("launch_gate", stream=0, outputs={"gate": 3})  # in the default stream
     assert m.streams_behind_first_gate() == (3, [])
+
+
+def test_devices_made_current(w: W) -> None:
+    assert w.model.devices_made_current() == {0}
+    w.ok("set_device", thread=1, device_id=1)
+    assert w.model.devices_made_current() == {0, 1}
+    w.ok("set_device", thread=0, device_id=1)
+    assert w.model.devices_made_current() == {1}
+
+
+def test_stream_device(w: W) -> None:
+    m = w.model
+    assert m.stream_device(w.stream) == 0
+    assert m.stream_device(w.foreign_stream) == 1
+    assert m.stream_device(0) is None  # NULL: the default stream is no created stream
+    assert m.stream_device(0xBAD) is None
+    w.ok("destroy_stream", stream=w.stream)
+    assert m.stream_device(w.stream) is None
+
+
+def test_render_names_handles_and_addresses(w: W) -> None:
+    announced = len(w.model.history)
+    line = w.model.render(
+        "memcpy_to_symbol_async",
+        {
+            "symbol": w.sym["g_u32"],
+            "src": PINNED + 8,
+            "count": 4,
+            "offset": 0,
+            "kind": 1,
+            "stream": w.stream,
+        },
+    )
+    assert line.startswith("aclrtMemcpyToSymbolAsync(&g_u32, ")
+    assert " + 8, 4, 0, " in line and "ACL_MEMCPY_HOST_TO_DEVICE" in line
+    assert line.endswith(", stream1)")  # the second stream created, by its name
+    assert f"0x{w.stream:x}" not in line
+    assert len(w.model.history) == announced  # rendering announces nothing

@@ -118,12 +118,10 @@ def test_each_device_has_its_own_instance(harness: Harness, device: int) -> None
 @pytest.mark.needs(devices=2)
 def test_address_is_fetched_per_device(harness: Harness) -> None:
     h = harness
-    addrs = []
     for d in (0, 1):
         with h.on_device(d):
             r = h.call("get_symbol_address", symbol=ops.symbol(h, VAR))
             assert r.ok and r["dev_ptr"] != 0
-            addrs.append(r["dev_ptr"])
             again = h.call("get_symbol_address", symbol=ops.symbol(h, VAR))
             assert again["dev_ptr"] == r["dev_ptr"]
 

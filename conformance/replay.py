@@ -22,8 +22,9 @@ from acl_conformance.reference_impl.constants import error_name
 
 from . import context
 from .failure import BackendCrash, ConformanceFailure
+from .handles import Handles
 from .harness import Harness, Result
-from .trace import Call, Trace, Translator
+from .trace import Call, Trace
 
 TIMER_DELAY = 0.005
 """Seconds after a waiting call starts before a timer opens the gate it waits for."""
@@ -88,10 +89,10 @@ def replay(
     threads = _Threads()
     with suite.harness(fresh=True) as h:
         out.write(f"backend: {suite.backend_version}\n\n")
-        tr = Translator(
+        tr = Handles(
             trace.fixtures,
-            {f.name: f.address for f in h.fixtures.values()},
             trace.invalid_handle,
+            {f.name: f.address for f in h.fixtures.values()},
             h.adapter.invalid_handle(),
         )
         timed = _opened_during(trace.calls)
@@ -101,7 +102,7 @@ def replay(
                 if call.name == "read_host" or call.seq in by_timer:
                     continue  # the harness reads back what it observes; timers open gates
                 for g in timed.get(call.seq, []):
-                    h.open_later(tr.handle("gate", int(g.args["gate"])), TIMER_DELAY)
+                    h.open_later(tr.now("gate", int(g.args["gate"])), TIMER_DELAY)
                 line = _replay_one(h, threads, tr, call, broken)
                 out.write(line + "\n")
         except BackendCrash as exc:
@@ -117,10 +118,8 @@ def replay(
     return 0
 
 
-def _replay_one(
-    h: Harness, threads: _Threads, tr: Translator, call: Call, broken: list[str]
-) -> str:
-    args = tr.args(call)
+def _replay_one(h: Harness, threads: _Threads, tr: Handles, call: Call, broken: list[str]) -> str:
+    args = tr.args_now(call)
     thread_no: list[int] = []
 
     def make() -> tuple[Result | None, ConformanceFailure | None]:
@@ -138,13 +137,13 @@ def _replay_one(
     label = exp.label if exp is not None else f"{call.name}"
     got = result.code if result is not None else None
     if result is not None:
-        tr.learn(call, result.outputs)
+        tr.learn(call, now=result.outputs)
     elif failure is not None and exp is not None:
         # The call answered (the model judged it); learn its outputs from the backend's trace.
         rec = next((r for r in reversed(h.adapter.trace) if r.name == call.name), None)
         if rec is not None:
             got = rec.code
-            tr.learn(call, rec.outputs)
+            tr.learn(call, now=rec.outputs)
     text = f"{label}\n    backend {_code(got)}; recorded {_code(call.code)}"
     if exp is not None:
         text += f"; allowed {exp.allowed()}"

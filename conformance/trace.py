@@ -7,17 +7,16 @@ made (the contract's snake_case names, arguments, return code, outputs, host
 thread), the backend's fixture variables (name, size, the address it gave as
 the symbol), its capabilities and the handle it offered as garbage.
 
-Handles and addresses differ from run to run, so :class:`Translator` maps a
-recorded value onto the run at hand: a symbol (or a pointer inside one) by the
-variable's name, a host pointer by the buffer it points into, streams, events
-and gates by the call that created them.  Values it does not know (NULL, a
-garbage integer) pass unchanged.
+Handles and addresses differ from run to run: :class:`~.handles.Handles` maps a
+recorded value onto the run at hand (or names it in C), a symbol (or a pointer
+inside one) by the variable's name, a host pointer by the buffer it points into,
+streams, events and gates by the call that created them.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,65 +110,3 @@ def load(path: str | Path) -> Trace:
         doc.get("invalid_handle"),
         calls,
     )
-
-
-@dataclass
-class Translator:
-    """Maps the recorded run's handles and addresses onto another run's."""
-
-    old_fixtures: list[dict[str, Any]]
-    new_fixtures: dict[str, int]
-    """Name -> the address the run at hand gives as the symbol."""
-    old_invalid: int | None = None
-    new_invalid: int | None = None
-    buffers: dict[int, tuple[int, int]] = field(default_factory=dict)
-    """Recorded buffer address -> (new address, size)."""
-    handles: dict[tuple[str, int], int] = field(default_factory=dict)
-    """(kind, recorded handle) -> new handle, kind one of stream, event, gate."""
-
-    def learn(self, call: Call, outputs: dict[str, Any]) -> None:
-        """Note what a replayed call created (its recorded and its new outputs)."""
-        if call.code != 0:
-            return
-        if call.name in ("malloc_host", "malloc_pageable"):
-            key = "host_ptr" if call.name == "malloc_host" else "ptr"
-            old, new = call.outputs.get(key), outputs.get(key)
-            if old and new:
-                self.buffers[int(old)] = (int(new), int(call.args.get("size", 0)))
-        for kind in ("stream", "event", "gate"):
-            old, new = call.outputs.get(kind), outputs.get(kind)
-            if call.name in ("create_stream", "create_event", "launch_gate") and old and new:
-                self.handles[(kind, int(old))] = int(new)
-
-    def symbol(self, value: int) -> int:
-        for f in self.old_fixtures:
-            base, size = int(f["address"]), int(f["size"])
-            if base <= value < base + size and f["name"] in self.new_fixtures:
-                return self.new_fixtures[f["name"]] + (value - base)
-        return self.host(value)
-
-    def host(self, value: int) -> int:
-        for old, (new, size) in self.buffers.items():
-            if old <= value < old + max(size, 1):
-                return new + (value - old)
-        return value
-
-    def handle(self, kind: str, value: int) -> int:
-        if value == 0:
-            return 0
-        if self.old_invalid is not None and value == self.old_invalid:
-            return self.new_invalid if self.new_invalid is not None else value
-        return self.handles.get((kind, value), value)
-
-    def args(self, call: Call) -> dict[str, Any]:
-        out = dict(call.args)
-        for key, value in call.args.items():
-            if not isinstance(value, int) or isinstance(value, bool):
-                continue
-            if key == "symbol":
-                out[key] = self.symbol(value)
-            elif key in HOST_POINTER_ARGS:
-                out[key] = self.host(value)
-            elif key in ("stream", "event", "gate"):
-                out[key] = self.handle(key, value)
-        return out

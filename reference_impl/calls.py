@@ -131,13 +131,43 @@ CALLS: Mapping[str, CallSpec] = MappingProxyType({c.name: c for c in _CALLS})
 
 _SIZE_NAMES = {SIZE_MAX: "SIZE_MAX"}
 
+NameOf = Callable[[str, int], str | None]
+"""``name_of(ctype, value)``: the C name of a handle or address, None if it has none."""
 
-def render_value(param: Param, value: Any, name_of: Callable[[str, int], str | None]) -> str:
-    """One argument in C form; ``name_of(ctype, value)`` may name handles and addresses."""
+Receive = Callable[[Param], str]
+"""``receive(output)``: the C expression an out-parameter is received into."""
+
+_HANDLE_TYPES = ("aclrtStream", "aclrtEvent")
+
+
+def _exact_int(ctype: str, value: int) -> str:
+    """An integer literal of C type ``ctype`` that a compiler takes without a warning."""
+    if ctype == "size_t":
+        if value in _SIZE_NAMES:
+            return _SIZE_NAMES[value]
+        if value > SIZE_MAX - 4096:
+            return f"(SIZE_MAX - {SIZE_MAX - value})"
+        return f"(size_t){value}ULL"
+    if ctype == "uint64_t":
+        return f"{value}ULL"
+    if ctype == "uint32_t":
+        return f"{value}U"
+    return str(value)
+
+
+def render_value(param: Param, value: Any, name_of: NameOf, exact: bool = False) -> str:
+    """One argument in C form; ``name_of(ctype, value)`` may name handles and addresses.
+
+    ``exact``: spelled to compile with its exact value and type (the literals of a C
+    program) rather than to be read (failure messages).
+    """
     if value is None:
         return "NULL"
     if param.ctype == "aclrtMemcpyKind":
-        return kind_name(int(value))
+        spelled = kind_name(int(value))
+        if exact and spelled.startswith("("):  # a cast: one operand even when negative
+            return f"(aclrtMemcpyKind)({int(value)})"
+        return spelled
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
         more = "..." if len(data) > 16 else ""
@@ -145,11 +175,17 @@ def render_value(param: Param, value: Any, name_of: Callable[[str, int], str | N
     if isinstance(value, str):
         return '"' + value.replace('"', '\\"') + '"'
     if isinstance(value, int):
-        if param.ctype.endswith("*") or param.ctype in ("aclrtStream", "aclrtEvent"):
+        if param.ctype.endswith("*") or param.ctype in _HANDLE_TYPES:
             if value == 0:
                 return "NULL"
             named = name_of(param.ctype, value)
-            return named if named is not None else f"({param.ctype})0x{value:x}"
+            if named is not None:
+                return named
+            if exact:
+                return f"(void *)(uintptr_t)0x{value:x}ULL"
+            return f"({param.ctype})0x{value:x}"
+        if exact:
+            return _exact_int(param.ctype, value)
         if param.ctype in ("size_t", "uint64_t"):
             if value in _SIZE_NAMES:
                 return _SIZE_NAMES[value]
@@ -162,15 +198,25 @@ def render_value(param: Param, value: Any, name_of: Callable[[str, int], str | N
 def render_call(
     name: str,
     args: Mapping[str, Any],
-    name_of: Callable[[str, int], str | None] | None = None,
+    name_of: NameOf | None = None,
+    *,
+    receive: Receive | None = None,
+    exact: bool = False,
 ) -> str:
-    """The call as a line of C, e.g. ``aclrtMemcpyToSymbolAsync(&g_u32, buf0+4, 4, 0, ...)``."""
+    """The call as a line of C, e.g. ``aclrtMemcpyToSymbolAsync(&g_u32, buf0+4, 4, 0, ...)``.
+
+    The one spelling of every call's C signature: failure messages use it as is, C
+    reproducers with ``exact`` literals and ``receive`` saying where each out-parameter
+    goes (``&<output name>`` by default; NULL where the call passed NULL).
+    """
     spec = CALLS[name]
     namer = name_of or (lambda _ctype, _value: None)
-    parts = [render_value(p, args.get(p.name), namer) for p in spec.params]
+    parts = [render_value(p, args.get(p.name), namer, exact) for p in spec.params]
     for out in spec.outputs:
-        flag = args.get(f"null_{out.name}")
-        parts.append("NULL" if flag else f"&{out.name}")
+        if args.get(f"null_{out.name}"):
+            parts.append("NULL")
+        else:
+            parts.append(receive(out) if receive is not None else f"&{out.name}")
     if spec.outputs_first:
         parts = parts[len(spec.params) :] + parts[: len(spec.params)]
     return f"{spec.c_name}({', '.join(parts)})"

@@ -125,9 +125,8 @@ class Model:
         """Variables whose contents a device reset made unspecified, not read since."""
         self._undefined: dict[int, np.ndarray] = {}
         """Per host buffer address: which bytes hold values the suite never wrote."""
-        self.spell_out_reads = False
-        """When set, every synchronous read leaves what it allowed in ``last_allowed``."""
-        self.last_allowed: list[tuple[int, int, list[np.ndarray] | None]] = []
+        self._last_read: tuple[str, list[tuple[int, int, list[np.ndarray] | None]]] | None = None
+        """The label of the last synchronous read judged, and what it allowed."""
 
     # -- set-up -----------------------------------------------------------
     def add_symbol(self, name: str, address: int, size: int) -> Symbol:
@@ -362,6 +361,15 @@ class Model:
         ]
         return g.gid, held
 
+    def read_allowed(self, label: str) -> list[tuple[int, int, list[np.ndarray] | None]] | None:
+        """What the synchronous read settled as ``label`` (the last one judged) allowed, per
+        segment: (start, end, values), a byte allowed where some array of ``values`` has it
+        (None: any byte; the read then gave the variable's new contents).  None when the
+        last read judged was another, or there was none."""
+        if self._last_read is None or self._last_read[0] != label:
+            return None
+        return self._last_read[1]
+
     # -- machinery --------------------------------------------------------
 
     def _host_queue(self, thread: int) -> Queue:
@@ -458,14 +466,13 @@ class Model:
                     self._reset.discard((device, sym.name))
                     self.evidence.check(DEVICE_RESET_CONTENTS)
                 var.forget(obs.copy())
-                self.last_allowed = [(offset, offset + len(data), None)]
+                self._last_read = (label, [(offset, offset + len(data), None)])
                 return []
 
         def visible(w: Write) -> bool:
             return self.order.blocked(w.task) is None
 
-        if self.spell_out_reads:
-            self.last_allowed = var.allowed(offset, offset + len(data), visible)
+        self._last_read = (label, var.allowed(offset, offset + len(data), visible))
         mismatches = var.check(offset, obs, visible)
         read_checks(self, device, sym, var, offset, obs, visible)
         out = []

@@ -1,0 +1,174 @@
+"""The body of a reproducer being written: its statements, its data, its variables.
+
+Each recorded call becomes one C statement, spelled by the one renderer of a
+call (:func:`~acl_conformance.reference_impl.calls.render_call`, from the table
+``CALLS``) with the program's own literals and variables; what is here is only
+what the program adds: where out-parameters are received, the host buffers
+(``posix_memalign``, ``memcpy`` of embedded data), the gates of the prelude, and
+the checks of return codes and bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acl_conformance.reference_impl.calls import CALLS, Param, render_call, render_value
+from acl_conformance.reference_impl.outcome import Outcome
+
+from .handles import CREATES, HANDLE_KINDS, Handles
+from .trace import Call, Trace
+
+EMBED_LIMIT = 8 << 20
+"""Bytes of data (sources, expected values, starting contents) one program may embed."""
+
+STATIC_TYPES = {
+    "stream": ("aclrtStream", "NULL"),
+    "event": ("aclrtEvent", "NULL"),
+    "pinned": ("unsigned char *", "NULL"),
+    "host": ("unsigned char *", "NULL"),
+    "gate": ("gate_t", "GATE_INIT"),
+}
+"""Kind of what a call creates -> the C type and initializer of the static holding it."""
+
+_LOCAL_INIT = {"aclrtStreamStatus": "ACL_STREAM_STATUS_RESERVED", "char*": "{0}"}
+"""Initializers of out-parameters received into locals (otherwise 0, NULL for pointers)."""
+
+VERSION_SIZE = 128
+"""Bytes of the buffer aclsysGetVersionStr writes the version into."""
+
+
+class ReproducerError(Exception):
+    """The trace cannot be turned into a program; the message is one line."""
+
+
+def c_string(text: str) -> str:
+    """``text`` as a C string literal on one line."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def bytes_literal(data: bytes) -> str:
+    """A C initializer list, 24 bytes a line."""
+    rows = []
+    for i in range(0, len(data), 24):
+        rows.append("    " + ", ".join(f"0x{b:02x}" for b in data[i : i + 24]))
+    return "{\n" + ",\n".join(rows) + "\n}"
+
+
+def allowed_codes(outcome: Outcome) -> tuple[list[int], bool]:
+    """(explicit codes, whether any non-zero code is allowed)."""
+    codes: set[int] = set()
+    any_error = False
+    for alt in outcome.alternatives:
+        if alt.codes.values is None:
+            any_error = True
+        else:
+            codes |= set(alt.codes.values)
+    return sorted(codes), any_error
+
+
+class Program:
+    """The C program being written, step by step."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.names = Handles(trace.fixtures, trace.invalid_handle)
+        self.decls: list[str] = []
+        """The statics holding what the calls create."""
+        self.data: list[str] = []
+        self.body: list[str] = []
+        self.embedded = 0
+        self.n_data = 0
+
+    # -- data -------------------------------------------------------------
+    def embed(self, data: bytes, what: str) -> str:
+        """The name of a new static array holding ``data``."""
+        self.embedded += len(data)
+        if self.embedded > EMBED_LIMIT:
+            raise ReproducerError(
+                f"trace {self.trace.path}: more than {EMBED_LIMIT >> 20} MiB of data to embed "
+                f"(at {what}); replay it instead (acl-conformance replay)"
+            )
+        name = f"data{self.n_data}"
+        self.n_data += 1
+        self.data.append(f"static const unsigned char {name}[{len(data)}] = {bytes_literal(data)};")
+        return name
+
+    # -- values -----------------------------------------------------------
+    def value(self, call: Call, arg: str) -> str:
+        """Argument ``arg`` of ``call`` as the program spells it."""
+        param = next(p for p in CALLS[call.name].params if p.name == arg)
+        return render_value(param, call.args.get(arg), self.names.name, exact=True)
+
+    def gate(self, value: int) -> str:
+        name = self.names.handle_name("gate", value)
+        return name if name is not None else f"(void *)(uintptr_t)0x{value:x}ULL"
+
+    # -- statements -------------------------------------------------------
+    def add_call(self, call: Call) -> str:
+        """The C statement of recorded ``call``; returns the C expression of its
+        destination for a read from a symbol (else "")."""
+        created = self.names.learn(call)
+        if created is not None:
+            ctype, init = STATIC_TYPES[CREATES[call.name][1]]
+            self.decls.append(f"static {ctype} {created} = {init};")
+        self.body.append("    " + self._statement(call, created))
+        if call.name in ("memcpy_from_symbol", "memcpy_from_symbol_async"):
+            return self.value(call, "dst")
+        return ""
+
+    def _statement(self, call: Call, created: str | None) -> str:
+        a = call.args
+        if call.name == "malloc_pageable":
+            # Page-aligned, as the suite's backends give it: the suite registers
+            # such buffers (aclrtHostRegisterV2 wants 4 KiB alignment).
+            size = self.value(call, "size")
+            return f"ret = posix_memalign((void **)&{created}, 4096, {size}) == 0 ? 0 : 1;"
+        if call.name == "write_host":
+            data = bytes(a["data"])
+            src = self.embed(data, "a host write")
+            return f"memcpy({self.value(call, 'dst')}, {src}, {len(data)}); ret = 0;"
+        if call.name == "open_gate":
+            return f"gate_open(&{self.gate(int(a['gate']))}); ret = 0;"
+        locals_: list[str] = []
+
+        def receive(out: Param) -> str:
+            if created is not None:
+                if call.name == "launch_gate":
+                    return f"gate_wait, &{created}"  # the prelude's host function, its gate
+                if CREATES[call.name][1] in HANDLE_KINDS:
+                    return f"&{created}"
+                return f"(void **)&{created}"  # a host buffer, held as unsigned char *
+            init = _LOCAL_INIT.get(out.ctype, "NULL" if out.ctype.endswith("*") else "0")
+            if out.ctype == "char*":
+                # aclsysGetVersionStr(pkgName, version): the runtime package's version
+                locals_.append(f"char {out.name}[{VERSION_SIZE}] = {init};")
+                return f'(char *)"runtime", {out.name}'
+            locals_.append(f"{out.ctype} {out.name} = {init};")
+            return f"&{out.name}"
+
+        c = render_call(call.name, a, self.names.name, receive=receive, exact=True)
+        statement = f"ret = {c};" if CALLS[call.name].acl else f"{c}; ret = 0;"
+        return f"{{ {' '.join(locals_)} {statement} }}" if locals_ else statement
+
+    # -- checks -----------------------------------------------------------
+    def check_code(self, label: str, outcome: Outcome) -> None:
+        codes, any_error = allowed_codes(outcome)
+        arr = "{" + ", ".join(str(c) for c in codes) + "}" if codes else "{0}"
+        self.body.append(
+            f"    {{ static const aclError ok[] = {arr}; "
+            f"check_code({c_string(label)}, ret, ok, {len(codes)}, {int(any_error)}); }}"
+        )
+
+    def check_bytes(
+        self, label: str, dst: str, offset: int, allowed: list[tuple[int, int, Any]]
+    ) -> None:
+        for a, b, values in allowed:
+            if values is None:
+                continue
+            arrays = [self.embed(bytes(v), label) for v in values]
+            table = ", ".join(arrays)
+            self.body.append(
+                f"    {{ static const unsigned char *const v[] = {{{table}}}; "
+                f"check_bytes({c_string(label)}, (const unsigned char *){dst} + {a - offset}, "
+                f"{a}, {b - a}, v, {len(arrays)}); }}"
+            )

@@ -140,7 +140,8 @@ class Program:
                 return f"(void **)&{created}"  # a host buffer, held as unsigned char *
             init = _LOCAL_INIT.get(out.ctype, "NULL" if out.ctype.endswith("*") else "0")
             if out.ctype == "char*":
-                # aclsysGetVersionStr(pkgName, version): the runtime package's version
+                # The C function also takes the package's name first (the contract's call
+                # has no parameter for it): the runtime's version, as the suite asks.
                 locals_.append(f"char {out.name}[{VERSION_SIZE}] = {init};")
                 return f'(char *)"runtime", {out.name}'
             locals_.append(f"{out.ctype} {out.name} = {init};")

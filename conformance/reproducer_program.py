@@ -100,6 +100,7 @@ class Program:
         return render_value(param, call.args.get(arg), self.names.name, exact=True)
 
     def gate(self, value: int) -> str:
+        """The gate the recorded handle ``value`` stands for (a ``gate_t`` of the prelude)."""
         name = self.names.handle_name("gate", value)
         return name if name is not None else f"(void *)(uintptr_t)0x{value:x}ULL"
 
@@ -132,24 +133,30 @@ class Program:
         locals_: list[str] = []
 
         def receive(out: Param) -> str:
-            if created is not None:
-                if call.name == "launch_gate":
-                    return f"gate_wait, &{created}"  # the prelude's host function, its gate
-                if CREATES[call.name][1] in HANDLE_KINDS:
-                    return f"&{created}"
-                return f"(void **)&{created}"  # a host buffer, held as unsigned char *
-            init = _LOCAL_INIT.get(out.ctype, "NULL" if out.ctype.endswith("*") else "0")
-            if out.ctype == "char*":
-                # The C function also takes the package's name first (the contract's call
-                # has no parameter for it): the runtime's version, as the suite asks.
-                locals_.append(f"char {out.name}[{VERSION_SIZE}] = {init};")
-                return f'(char *)"runtime", {out.name}'
-            locals_.append(f"{out.ctype} {out.name} = {init};")
-            return f"&{out.name}"
+            return self._receive(call, created, out, locals_)
 
         c = render_call(call.name, a, self.names.name, receive=receive, exact=True)
         statement = f"ret = {c};" if CALLS[call.name].acl else f"{c}; ret = 0;"
         return f"{{ {' '.join(locals_)} {statement} }}" if locals_ else statement
+
+    @staticmethod
+    def _receive(call: Call, created: str | None, out: Param, locals_: list[str]) -> str:
+        """Where the program receives out-parameter ``out`` of ``call``: the static holding
+        what the call creates, else a local declared (into ``locals_``) for the call."""
+        if created is not None:
+            if call.name == "launch_gate":
+                return f"gate_wait, &{created}"  # the prelude's host function, its gate
+            if CREATES[call.name][1] in HANDLE_KINDS:
+                return f"&{created}"
+            return f"(void **)&{created}"  # a host buffer, held as unsigned char *
+        init = _LOCAL_INIT.get(out.ctype, "NULL" if out.ctype.endswith("*") else "0")
+        if out.ctype == "char*":
+            # The C function also takes the package's name first (the contract's call
+            # has no parameter for it): the runtime's version, as the suite asks.
+            locals_.append(f"char {out.name}[{VERSION_SIZE}] = {init};")
+            return f'(char *)"runtime", {out.name}'
+        locals_.append(f"{out.ctype} {out.name} = {init};")
+        return f"&{out.name}"
 
     # -- checks -----------------------------------------------------------
     def check_code(self, label: str, outcome: Outcome) -> None:

@@ -81,11 +81,6 @@ def _model(trace: Trace) -> Model:
     return model
 
 
-def _pageable(model: Model, call: Call) -> bool:
-    rng = model.world.host_range(int(call.args["dst"]), int(call.args["count"]))
-    return bool(rng.known and not model.profile.pinned_path(rng)[0])
-
-
 def generate(trace: Trace) -> str:
     """The C source of the reproducer of ``trace`` (ReproducerError if it cannot be made)."""
     if not trace.fixtures:
@@ -114,7 +109,8 @@ def generate(trace: Trace) -> str:
         dst_expr = prog.add_call(call)
         outputs = dict(call.outputs)
         reads_now = call.name == "memcpy_from_symbol" or (
-            call.name == "memcpy_from_symbol_async" and _pageable(model, call)
+            call.name == "memcpy_from_symbol_async"
+            and model.is_pageable(int(call.args["dst"]), int(call.args["count"]))
         )
         if call.code == 0 and reads_now:
             observed = _observed_after(
@@ -130,7 +126,7 @@ def generate(trace: Trace) -> str:
         spans = model.read_allowed(label) if call.code == 0 and reads_now else None
         if spans:
             if len(spans) == 1 and spans[0][2] is None:
-                device = model.world.current_device(call.thread) or 0
+                device = model.current_device(call.thread) or 0
                 sym = model.world.symbols.get(int(call.args["symbol"]))
                 if sym is not None and int(call.args["count"]) == sym.size:
                     baselines.setdefault((device, sym.name), outputs["observed"])

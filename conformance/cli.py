@@ -431,7 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--pytest-args",
         action=_Given,
         metavar='"ARGS"',
-        help='more pytest arguments, one string (e.g. "-k bounds -x"; ci mode; default: none)',
+        help='more pytest arguments, one string, e.g. --pytest-args="-k bounds -x" (or give '
+        "them after --; ci mode; default: none)",
     )
     p_run.set_defaults(func=cmd_run)
 

@@ -587,7 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Interrupted as exc:
         sys.stderr.write(
-            f"acl-conformance {args.command}: interrupted ({exc}): no report written\n"
+            f"acl-conformance {args.command}: interrupted: no report written ({exc})\n"
         )
         return exc.exit_status
     except KeyboardInterrupt:

@@ -86,11 +86,14 @@ def check(opts: RunOptions) -> None:
     if opts.mode == "conformance":
         locked = sorted(opts.given - CONFORMANCE_ALLOWED)
         if locked:
-            flags = ", ".join("--" + g.replace("_", "-") for g in locked)
+            flags = ", ".join(
+                "--pytest-args (and what follows --)" if g == "pytest_args" else "--" + g
+                for g in (g.replace("_", "-") if g != "pytest_args" else g for g in locked)
+            )
             raise RunError(
-                f"--mode conformance locks every option but --adapter, --adapter-option and "
-                f"--report-dir (a conformance result is made with the suite's fixed settings); "
-                f"remove {flags}"
+                f"--mode conformance locks every option but --adapter, --adapter-option, "
+                f"--report-dir and --verbose (a conformance result is made with the suite's "
+                f"fixed settings); remove {flags}"
             )
     if opts.profile not in PROFILES:
         raise RunError(f"--profile {opts.profile!r}: expected one of {', '.join(PROFILES)}")

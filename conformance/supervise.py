@@ -86,7 +86,7 @@ class Supervisor:
         self.signum: int | None = None
         self.received_at = 0.0
         self._groups: set[int] = set()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # the handler may run while this thread holds it
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> Supervisor:

@@ -25,17 +25,24 @@ from acl_conformance.reference_impl.catalogue import PROFILES
 SCHEMA_FILE = "trace-1.schema.json"
 TRACE_FORMAT = "acl-conformance-trace/1"
 
-_VALUE = {
-    "oneOf": [
-        {"type": ["integer", "boolean", "string", "null"]},
-        {
-            "type": "object",
-            "required": ["hex"],
-            "properties": {"hex": {"type": "string"}},
-            "additionalProperties": False,
-        },
-    ]
+_BYTES = {
+    "type": "object",
+    "required": ["hex"],
+    "properties": {"hex": {"type": "string"}},
+    "additionalProperties": False,
 }
+
+_VALUE = {"oneOf": [{"type": ["integer", "boolean", "string", "null"]}, {"$ref": "#/$defs/bytes"}]}
+
+
+def _arg(name: str, ctype: str) -> dict[str, Any]:
+    """What a recorded argument holds: text for a C string, bytes (as hex) for the data
+    written into host memory, a number (NULL as 0 or null) for everything else."""
+    if ctype == "const char*":
+        return {"type": ["string", "null"]}
+    if name == "data":
+        return {"$ref": "#/$defs/bytes"}
+    return {"type": ["integer", "null"]}
 
 
 def generate() -> dict[str, Any]:
@@ -43,7 +50,14 @@ def generate() -> dict[str, Any]:
     per_call = [
         {
             "if": {"properties": {"name": {"const": name}}},
-            "then": {"properties": {"args": {"required": [p.name for p in spec.params]}}},
+            "then": {
+                "properties": {
+                    "args": {
+                        "required": [p.name for p in spec.params],
+                        "properties": {p.name: _arg(p.name, p.ctype) for p in spec.params},
+                    }
+                }
+            },
         }
         for name, spec in CALLS.items()
         if spec.params
@@ -95,7 +109,7 @@ def generate() -> dict[str, Any]:
             "invalid_handle": {"type": ["integer", "null"]},
             "calls": {"type": "array", "items": {"$ref": "#/$defs/call"}},
         },
-        "$defs": {"value": _VALUE, "call": call},
+        "$defs": {"value": _VALUE, "bytes": _BYTES, "call": call},
     }
 
 

@@ -184,6 +184,8 @@ def test_the_shipped_trace_schema_is_the_contracts_and_agrees_with_jsonschema() 
         _trace(GOOD_CALLS),
         _trace([{**GOOD_CALLS[0], "args": {}}]),
         _trace([{**GOOD_CALLS[1], "args": {"size": True}}]),
+        _trace([{**GOOD_CALLS[2], "args": {"dst": "x", "data": {"hex": "00"}}}]),
+        _trace([{**GOOD_CALLS[2], "args": {"dst": 1, "data": 5}}]),
         _trace([{**GOOD_CALLS[2], "args": {"dst": 1, "data": {"hex": 1}}}]),
         _trace([{**GOOD_CALLS[0], "name": "launch_missiles"}]),
         {**_trace(GOOD_CALLS), "profile": "cuda"},

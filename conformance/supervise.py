@@ -148,6 +148,7 @@ class Supervisor:
             if self.signum is not None and time.monotonic() > self.received_at + self.grace_s:
                 _signal_group(proc.pid, signal.SIGKILL)
             if deadline is not None and time.monotonic() > deadline:
+                _signal_group(proc.pid, signal.SIGTERM)
                 self.stop(proc.pid)
                 proc.wait()
                 raise subprocess.TimeoutExpired(proc.args, timeout or 0.0) from None

@@ -155,3 +155,19 @@ def test_an_interrupted_run_leaves_no_process_and_no_mixed_report(
     time.sleep(1)  # nothing of the run writes afterwards
     assert _snapshot(d) == before
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+
+
+def test_a_supervised_child_past_its_time_is_stopped_with_its_group() -> None:
+    from acl_conformance.conformance.supervise import Supervisor
+
+    with Supervisor(grace_s=1.0) as sup:
+        proc = sup.popen(
+            [sys.executable, "-c", "import subprocess, sys, time; "
+             "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+             "time.sleep(60)"]
+        )  # fmt: skip
+        t0 = time.monotonic()
+        with pytest.raises(subprocess.TimeoutExpired):
+            sup.wait(proc, timeout=2)
+        assert time.monotonic() - t0 < 10
+        assert not group_alive(proc.pid)

@@ -21,6 +21,9 @@ What an entry means:
 
 An entry that matches no test that ran is reported as unused (a typo, or a
 test that was renamed).
+
+A *skips file* (``--acl-skips``) has the same format; its tests are not run at
+all (a requirement entry: the tests that check it).
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ from pathlib import Path
 from acl_conformance.reference_impl.catalogue import BY_ID
 
 _REQ_LIKE = re.compile(r"[A-Z][A-Z0-9]*(-[A-Z0-9]+)+")
+
+
+EXPECTATIONS = "expectations file"
+SKIPS = "skips file"
+"""What a file of this format is, as its errors name it."""
 
 
 class ExpectationsError(Exception):
@@ -54,7 +62,8 @@ class Entry:
 
 
 def short_id(nodeid: str) -> str:
-    """A node id from the test file name on, whatever directory pytest saw it in."""
+    """A node id from the test file name on, whatever directory pytest saw it in: the
+    test id of expectations files and reports (``test_kinds.py::test_x[1]``)."""
     path, sep, rest = nodeid.partition("::")
     return path.rsplit("/", 1)[-1] + sep + rest
 
@@ -69,18 +78,23 @@ class Expectations:
         return cls()
 
     @classmethod
-    def load(cls, path: str | Path) -> Expectations:
+    def load(cls, path: str | Path, what: str = EXPECTATIONS) -> Expectations:
+        """Read and parse the file at ``path``; ``what`` names it in errors."""
         p = Path(path)
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
+            raise ExpectationsError(f"{what} {p}: cannot be read ({exc.strerror or exc})") from None
+        except UnicodeDecodeError as exc:
             raise ExpectationsError(
-                f"expectations file {p}: cannot be read ({exc.strerror or exc})"
+                f"{what} {p}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})"
             ) from None
-        return cls.parse(text, str(p))
+        return cls.parse(text, str(p), what)
 
     @classmethod
-    def parse(cls, text: str, source: str = "<expectations>") -> Expectations:
+    def parse(
+        cls, text: str, source: str = "<expectations>", what: str = EXPECTATIONS
+    ) -> Expectations:
         entries: list[Entry] = []
         seen: dict[str, int] = {}
         for n, raw in enumerate(text.splitlines(), 1):
@@ -91,11 +105,10 @@ class Expectations:
             words = rest.split()
             link = words[-1] if words and re.match(r"https?://", words[-1]) else None
             reason = " ".join(words[:-1] if link else words)
-            where = f"expectations file {source}, line {n}"
+            where = f"{what} {source}, line {n}"
             if not reason:
-                raise ExpectationsError(
-                    f"{where}: {key!r} has no reason (write why it is expected to fail)"
-                )
+                why = "it is expected to fail" if what == EXPECTATIONS else "it is listed"
+                raise ExpectationsError(f"{where}: {key!r} has no reason (write why {why})")
             if _REQ_LIKE.fullmatch(key) and key not in BY_ID:
                 raise ExpectationsError(
                     f"{where}: {key!r} is not a requirement ID (see 'acl-conformance list')"
@@ -121,6 +134,14 @@ class Expectations:
             if sid == e.key or sid.startswith(e.key + "::") or sid.startswith(e.key + "["):
                 return e
         return None
+
+    def match_test(self, nodeid: str, requirements: list[str]) -> Entry | None:
+        """The entry covering a test by its id or by a requirement it checks (how a skips
+        file lists tests), if any."""
+        by_requirement = self.requirements()
+        return self.match(nodeid) or next(
+            (by_requirement[r] for r in requirements if r in by_requirement), None
+        )
 
     def requirements(self) -> dict[str, Entry]:
         """The requirement entries, by requirement ID."""

@@ -12,6 +12,10 @@ from hypothesis import HealthCheck, Phase, settings
 
 PROFILE_NAMES = ("ci", "dev", "thorough")
 
+CALL_TIMEOUT_SECONDS = 60.0
+"""How long one call into the backend may take before it is reported as TIMEOUT, unless
+the run says otherwise (``--acl-call-timeout``)."""
+
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
 _PROFILES: dict[str, dict[str, object]] = {

@@ -11,7 +11,7 @@ Each point the facts file lists as ambiguous is tied to a requirement.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 
@@ -867,19 +867,3 @@ def for_profile(profile: str) -> tuple[Requirement, ...]:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     return tuple(r for r in CATALOGUE if r.applies_to(profile))
-
-
-@dataclass(frozen=True)
-class CatalogueSummary:
-    """Counts per level, for headers and reports."""
-
-    profile: str
-    counts: Mapping[Level, int] = field(default_factory=dict)
-
-
-def summary(profile: str) -> CatalogueSummary:
-    counts: dict[Level, int] = {}
-    for r in for_profile(profile):
-        lv = r.levels[profile]
-        counts[lv] = counts.get(lv, 0) + 1
-    return CatalogueSummary(profile, MappingProxyType(counts))

@@ -130,8 +130,6 @@ def test_profile_selection() -> None:
     for p in cat.PROFILES:
         reqs = cat.for_profile(p)
         assert reqs and all(r.applies_to(p) for r in reqs)
-        counts = cat.summary(p).counts
-        assert sum(counts.values()) == len(reqs)
     with pytest.raises(ValueError, match="unknown profile"):
         cat.for_profile("cuda")
 

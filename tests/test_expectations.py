@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance.expectations import Expectations, ExpectationsError, short_id
+from acl_conformance.conformance.expectations import (
+    SKIPS,
+    Expectations,
+    ExpectationsError,
+    short_id,
+)
 
 TEXT = """
 # known failures of backend X
@@ -56,3 +61,21 @@ def test_unreadable_file(tmp_path) -> None:
 
 def test_short_id() -> None:
     assert short_id("../../x/suite/test_a.py::T::t[1]") == "test_a.py::T::t[1]"
+
+
+def test_a_file_that_is_not_utf8_is_an_error_naming_the_byte(tmp_path) -> None:
+    path = tmp_path / "exp.txt"
+    path.write_bytes(b"KIND-REJECTED  caf\xe9\n")
+    with pytest.raises(ExpectationsError, match=r"^expectations file .*: not UTF-8 text \(byte 18"):
+        Expectations.load(path)
+
+
+def test_a_skips_file_is_named_as_such_and_matches_by_requirement_too(tmp_path) -> None:
+    with pytest.raises(
+        ExpectationsError, match=r"^skips file f.txt, line 1: .*write why it is listed"
+    ):
+        Expectations.parse("test_a.py::t\n", "f.txt", SKIPS)
+    skips = Expectations.parse("KIND-REJECTED  hangs\ntest_b.py  slow\n", "f.txt", SKIPS)
+    assert skips.match_test("x/test_a.py::t", ["KIND-REJECTED"]).key == "KIND-REJECTED"
+    assert skips.match_test("x/test_b.py::t[1]", []).key == "test_b.py"
+    assert skips.match_test("x/test_a.py::t", ["KIND-ACCEPTED"]) is None

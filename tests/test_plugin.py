@@ -25,11 +25,11 @@ def _suite_item(pytester: pytest.Pytester, ids: str, name: str = "test_x.py") ->
 
 @pytest.fixture
 def in_suite(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    from acl_conformance.conformance import plugin
+    from acl_conformance.conformance.plugin import shared
 
-    monkeypatch.setattr(plugin, "SUITE_DIR", (pytester.path / "fake_suite").resolve())
+    monkeypatch.setattr(shared, "SUITE_DIR", (pytester.path / "fake_suite").resolve())
     # a suite with more modules than the test makes: not the whole suite
-    monkeypatch.setattr(plugin, "_suite_modules", lambda: {"test_x.py", "test_y.py", "test_z.py"})
+    monkeypatch.setattr(shared, "suite_modules", lambda: {"test_x.py", "test_y.py", "test_z.py"})
 
 
 def test_unknown_requirement_fails_collection(pytester: pytest.Pytester, in_suite: None) -> None:
@@ -48,10 +48,10 @@ def test_known_requirement_runs(pytester: pytest.Pytester, in_suite: None) -> No
 def test_missing_requirements_fail_when_the_whole_suite_is_collected(
     pytester: pytest.Pytester, in_suite: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acl_conformance.conformance import plugin
+    from acl_conformance.conformance.plugin import shared
 
     _suite_item(pytester, '"KIND-ACCEPTED"')
-    monkeypatch.setattr(plugin, "_suite_modules", lambda: {"test_x.py"})
+    monkeypatch.setattr(shared, "suite_modules", lambda: {"test_x.py"})
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*requirements of profile spec without a test:*BOUNDS-END-EXACT*"])

@@ -12,7 +12,10 @@ Modules, one job each:
 - ``events``: events (records and waits) and the stream gate;
 - ``devices``: devices, contexts and each host thread's current device;
 - ``options``: the simulator's options, from values or strings;
-- ``simulator``: the ACL call layer, with CANN's checks in CANN's order.
+- ``core``: the simulator's state and the lookups every call shares;
+- ``calls_process``, ``calls_streams``, ``calls_events``, ``calls_hostmem``,
+  ``calls_symbols``: the ACL call layer by API area, with CANN's checks in CANN's order;
+- ``simulator``: the ``Simulator`` class, which combines them.
 """
 
 from .simulator import Simulator, SimulatorClosed, __version__

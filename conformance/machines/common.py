@@ -70,16 +70,12 @@ class HarnessMachine(RuleBasedStateMachine):
 
     def blocked(self, handle: int | None) -> bool:
         """Would a call that waits for ``handle`` (None: the device) block on a closed gate?"""
-        m = self.h.model
-        world = m.world
-        if not m.order.gates:
+        model = self.h.model
+        if not model.gate_ids():
             return False
         if handle is None:
             return True
-        thread = self.h.thread_no()
-        dev = world.current_device(thread) or 0
-        s = world.default_stream(dev) if handle == 0 else world.streams.get(handle)
-        return s is not None and m.order.closed_gate_before(s.queue.frontier) is not None
+        return model.stream_waits_behind_closed_gate(handle, self.h.thread_no())
 
     def unblock_later(self) -> None:
         """Open every closed gate from a timer, as a user whose call waits would."""
@@ -92,5 +88,5 @@ class HarnessMachine(RuleBasedStateMachine):
             self.unblock_later()
 
     def is_pageable(self, buf: HostBuffer, offset: int, count: int) -> bool:
-        rng = self.h.model.world.host_range(buf.at(offset), count)
-        return rng.known and not self.h.model.profile.pinned_path(rng)[0]
+        """Is the source ``buf`` + ``offset`` (``count`` bytes) certainly pageable?"""
+        return self.h.model.is_pageable(buf.at(offset), count)

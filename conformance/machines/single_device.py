@@ -38,7 +38,6 @@ class SingleDeviceMachine(HarnessMachine):
         super().__init__()
         self.n_streams = 0
         self.n_buffers = 0
-        self.dead: list[int] = []
         self.gates_made = 0
         self.gates_opened = 0
 
@@ -68,7 +67,6 @@ class SingleDeviceMachine(HarnessMachine):
         self.before_wait(stream)
         self.n_streams -= 1
         self.h.call("destroy_stream", stream=stream)
-        self.dead.append(stream)
 
     @precondition(lambda self: self.n_buffers < MAX_BUFFERS)
     @rule(target=buffers, kind=st.sampled_from(["pinned", "pageable", "registered"]))
@@ -206,12 +204,7 @@ class SingleDeviceMachine(HarnessMachine):
     @rule(event=events)
     @declinable
     def synchronize_event(self, event: int) -> None:
-        e = self.h.model.world.live_event(event)
-        if (
-            e is not None
-            and e.captured is not None
-            and self.h.model.order.closed_gate_before(e.captured)
-        ):
+        if self.h.model.event_waits_behind_closed_gate(event):
             self.unblock_later()
         self.h.call("synchronize_event", event=event)
 
@@ -255,9 +248,11 @@ class SingleDeviceMachine(HarnessMachine):
     @invariant()
     def gated_streams_are_not_ready(self) -> None:
         """A stream with a closed gate ahead can never report COMPLETE."""
-        m = self.h.model
-        for g in m.order.gates[:1]:
-            for s in m.world.streams.values():
-                if s.alive and s.queue.key == g.task.queue and not self.h.gate_is_open(g.gid):
-                    # Judged by the model: NOT_READY is the only answer it allows here.
-                    self.h.call("stream_query", stream=s.handle)
+        first = self.h.model.streams_behind_first_gate()
+        if first is None:
+            return
+        gate, held = first
+        for stream in held:
+            if not self.h.gate_is_open(gate):
+                # Judged by the model: NOT_READY is the only answer it allows here.
+                self.h.call("stream_query", stream=stream)

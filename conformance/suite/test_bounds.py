@@ -9,14 +9,17 @@ from hypothesis import strategies as st
 from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.suite.suite_helpers import (
+    ALL_VARS,
+    SMALL_VARS,
+    apply_defects,
+    copy_and_synchronize,
+)
 from acl_conformance.reference_impl.constants import SIZE_MAX
-
-SMALL = ["g_u8", "g_u32", "g_u64", "g_struct12", "g_struct24", "g_arr256", "g_arr4k"]
-ALL = [*SMALL, "g_arr1m", "g_arr16m"]
 
 
 @pytest.mark.requirement("BOUNDS-END-EXACT", "EFFECT-BYTES")
-@pytest.mark.parametrize("var", ALL)
+@pytest.mark.parametrize("var", ALL_VARS)
 def test_last_byte_is_writable(harness: Harness, var: str) -> None:
     h = harness
     n = ops.size(h, var)
@@ -27,7 +30,7 @@ def test_last_byte_is_writable(harness: Harness, var: str) -> None:
 
 
 @pytest.mark.requirement("BOUNDS-END-EXACT", "SYMBOL-SIZE-AS-DECLARED")
-@pytest.mark.parametrize("var", SMALL)
+@pytest.mark.parametrize("var", SMALL_VARS)
 def test_whole_variable(harness: Harness, var: str) -> None:
     h = harness
     r = h.call("get_symbol_size", symbol=ops.symbol(h, var))
@@ -40,7 +43,7 @@ def test_whole_variable(harness: Harness, var: str) -> None:
 
 
 @pytest.mark.requirement("BOUNDS-PAST-END", "HYGIENE-NO-WRITE")
-@pytest.mark.parametrize("var", SMALL)
+@pytest.mark.parametrize("var", SMALL_VARS)
 @pytest.mark.parametrize("where", ["one past", "offset at end", "offset past end", "count too big"])
 def test_past_the_end_is_rejected(harness: Harness, var: str, where: str) -> None:
     h = harness
@@ -87,7 +90,7 @@ def test_count_zero(harness: Harness, defect: str) -> None:
     site = defects.site(h, "g_u32", 1, src.address)
     args = defects.valid_args(h, defects.TO_ASYNC, "g_u32", src, 1)
     if defect != "none":
-        args = defects.BY_NAME[defect].apply(args, site)
+        args = apply_defects(args, site, defect)
     args["count"] = 0
     h.call("memcpy_to_symbol_async", **args)
     h.observe("g_u32")
@@ -95,7 +98,7 @@ def test_count_zero(harness: Harness, defect: str) -> None:
 
 @pytest.mark.requirement("BOUNDS-END-EXACT", "BOUNDS-PAST-END", "BOUNDS-OVERFLOW")
 @given(
-    var=st.sampled_from(SMALL),
+    var=st.sampled_from(SMALL_VARS),
     slack=st.integers(-8, 8),
     count=st.integers(1, 32),
     huge=st.booleans(),
@@ -116,7 +119,7 @@ WRITES = ["async pinned", "async pageable", "sync"]
 
 
 @pytest.mark.requirement("BOUNDS-END-EXACT", "EFFECT-BYTES", "EFFECT-NO-STRAY", "TOSYMBOL-SYNC")
-@pytest.mark.parametrize("var", ALL)
+@pytest.mark.parametrize("var", ALL_VARS)
 @pytest.mark.parametrize("how", WRITES)
 def test_writes_at_the_boundaries(harness: Harness, var: str, how: str) -> None:
     """Every valid (count, offset) at the edges size arithmetic gets wrong, on a variable of
@@ -146,7 +149,7 @@ READS = ["sync", "async pinned", "async pageable"]
 
 
 @pytest.mark.requirement("FROMSYMBOL-BYTES", "BOUNDS-END-EXACT")
-@pytest.mark.parametrize("var", ALL)
+@pytest.mark.parametrize("var", ALL_VARS)
 @pytest.mark.parametrize("how", READS)
 def test_reads_at_the_boundaries_agree_with_a_whole_read(
     harness: Harness, var: str, how: str
@@ -156,9 +159,7 @@ def test_reads_at_the_boundaries_agree_with_a_whole_read(
     h = harness
     n = ops.size(h, var)
     fill = h.pinned(n, ops.pattern(230, n))
-    s = h.stream()
-    ops.to_symbol_async(h, var, fill, count=n, stream=s)
-    ops.sync(h, s)
+    s = copy_and_synchronize(h, var, fill, count=n)
     whole = h.observe(var)
     ranges = defects.boundary_ranges(n)
     big = max(c for c, _o in ranges) + 5

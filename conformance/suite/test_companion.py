@@ -6,6 +6,14 @@ import pytest
 
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.suite.suite_helpers import (
+    MEMORIES,
+    PAGE,
+    first_page,
+    gate_opened_later,
+    host_buffer,
+    stream_status,
+)
 from acl_conformance.reference_impl.constants import MemcpyKind, StreamStatus
 
 VAR = "g_arr256"
@@ -13,12 +21,12 @@ VAR = "g_arr256"
 
 # --- aclrtMemcpyToSymbol ------------------------------------------------------
 @pytest.mark.requirement("TOSYMBOL-SYNC", "EFFECT-BYTES")
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 @pytest.mark.parametrize("kind", [ops.H2D, ops.DEFAULT])
 def test_memcpy_to_symbol_is_complete_at_return(harness: Harness, memory: str, kind: int) -> None:
     h = harness
     data = ops.pattern(90, 100)
-    src = h.pinned(100, data) if memory == "pinned" else h.pageable(100, data)
+    src = host_buffer(h, memory, 100, data)
     assert ops.to_symbol(h, VAR, src, count=100, offset=10, kind=kind).ok
     h.write(src, 0, ops.pattern(91, 100))  # reusing the source changes nothing
     assert h.observe(VAR)[10:110] == data
@@ -32,13 +40,11 @@ def test_memcpy_to_symbol_does_not_wait_for_streams(harness: Harness) -> None:
     h = harness
     data = ops.pattern(93, 64)
     src = h.pinned(64, data)
-    held = h.any_stream()
-    g = h.gate(held)
-    timer = h.open_later(g, 3.0)  # a copy that wrongly waits for the stream returns then
-    r = ops.to_symbol(h, VAR, src, count=64, offset=64)
-    assert r.ok
-    assert h.observe(VAR)[64:128] == data
-    h.settle_timer(timer, g)
+    # a copy that wrongly waits for the stream returns when the timer opens the gate
+    with gate_opened_later(h, 3.0, stream=h.any_stream()):
+        r = ops.to_symbol(h, VAR, src, count=64, offset=64)
+        assert r.ok
+        assert h.observe(VAR)[64:128] == data
 
 
 @pytest.mark.requirement("TOSYMBOL-SYNC", "HYGIENE-NO-WRITE")
@@ -91,11 +97,11 @@ def test_from_symbol_dst_max(harness: Harness, dst_max: int, call: str) -> None:
 
 
 @pytest.mark.requirement("FROMSYMBOL-BYTES", "PINNED-COMPLETE-AFTER-SYNC")
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_from_symbol_async_reads_in_stream_order(harness: Harness, memory: str) -> None:
     h = harness
     src = h.pinned(64, ops.pattern(94, 64))
-    dst = h.pinned(64) if memory == "pinned" else h.pageable(64)
+    dst = host_buffer(h, memory, 64)
     s = h.stream()
     # Behind a closed gate where there is one, so that the write has certainly not run
     # when the read is issued: a read made at the call, not in stream order, shows.
@@ -196,14 +202,14 @@ def test_synchronize_with_timeout(harness: Harness) -> None:
 def test_stream_query(harness: Harness) -> None:
     h = harness
     s = h.stream()
-    assert h.call("stream_query", stream=s)["status"] == StreamStatus.ACL_STREAM_STATUS_COMPLETE
+    assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_COMPLETE
     g = h.gate(s)
     src = h.pinned(16, ops.pattern(97, 16))
     ops.to_symbol_async(h, VAR, src, count=16, stream=s)
-    assert h.call("stream_query", stream=s)["status"] == StreamStatus.ACL_STREAM_STATUS_NOT_READY
+    assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_NOT_READY
     h.open(g)
     ops.sync(h, s)
-    assert h.call("stream_query", stream=s)["status"] == StreamStatus.ACL_STREAM_STATUS_COMPLETE
+    assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_COMPLETE
     assert not h.call("stream_query", stream=h.adapter.invalid_handle()).ok
 
 
@@ -238,9 +244,9 @@ def test_host_memory_calls(harness: Harness) -> None:
     if r.ok and r["host_ptr"]:
         h.call("free_host", host_ptr=r["host_ptr"])
     assert not h.call("malloc_host", size=64, null_host_ptr=True).ok
-    p = h.pinned(4096)
+    p = h.pinned(PAGE)
     assert p.address % 64 == 0 or h.profile == "spec"
-    assert not h.call("host_register", ptr=p.address, size=4096).ok  # already page-locked
+    assert not h.call("host_register", ptr=p.address, size=PAGE).ok  # already page-locked
     assert not h.call("host_unregister", ptr=h.pageable(64).address).ok
 
 
@@ -248,11 +254,11 @@ def test_host_memory_calls(harness: Harness) -> None:
 @pytest.mark.needs(host_register=True)
 def test_host_register_calls(harness: Harness) -> None:
     h = harness
-    buf = h.pageable(3 * 4096)
-    page = (buf.address + 4095) & ~4095
-    h.call("host_register", ptr=page + 64, size=4096)  # misaligned: cann rejects
-    assert h.call("host_register", ptr=page, size=4096).ok
-    assert not h.call("host_register", ptr=page, size=4096).ok  # already registered
+    buf = h.pageable(3 * PAGE)
+    page = buf.at(first_page(buf))
+    h.call("host_register", ptr=page + 64, size=PAGE)  # misaligned: cann rejects
+    assert h.call("host_register", ptr=page, size=PAGE).ok
+    assert not h.call("host_register", ptr=page, size=PAGE).ok  # already registered
     assert h.call("host_unregister", ptr=page).ok
     assert not h.call("host_unregister", ptr=page).ok
 
@@ -277,7 +283,7 @@ def test_repeated_init(fresh_harness: Harness) -> None:
     h.call("get_version_str")
 
 
-REGISTER_SIZES = [1, 4095, 4096, 4097, 2 * 4096, 3 * 4096 - 1]
+REGISTER_SIZES = [1, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE, 3 * PAGE - 1]
 
 
 @pytest.mark.requirement("HOST-MEMORY-CALLS", "PINNED-REGISTERED")
@@ -289,11 +295,10 @@ def test_host_register_sizes_and_alignment(harness: Harness, size: int, misalign
     aligned to 4 KiB or not (CANN rejects a misaligned one).  Whatever it answers, the
     memory then behaves as its registration says, and unregistering undoes it."""
     h = harness
-    buf = h.pageable(4 * 4096, ops.pattern(640, 4 * 4096))
-    page = ((buf.address + 4095) & ~4095) - buf.address
-    at = page + (64 if misaligned else 0)
+    buf = h.pageable(4 * PAGE, ops.pattern(640, 4 * PAGE))
+    at = first_page(buf) + (64 if misaligned else 0)
     r = h.call("host_register", ptr=buf.at(at), size=size)
     ops.to_symbol(h, VAR, buf, count=16, src_offset=at)
-    assert h.observe(VAR)[:16] == ops.pattern(640, 4 * 4096)[at : at + 16]
+    assert h.observe(VAR)[:16] == ops.pattern(640, 4 * PAGE)[at : at + 16]
     if r.ok:
         assert h.call("host_unregister", ptr=buf.at(at)).ok

@@ -9,6 +9,7 @@ import pytest
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.failure import ConformanceFailure, Declined
 from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES, pattern_buffer
 
 VARS = ["g_u64", "g_struct24", "g_arr256", "g_arr4k"]
 ROUNDS = 25
@@ -16,7 +17,7 @@ ROUNDS = 25
 
 @pytest.mark.requirement("CONCURRENCY-THREADS", "EFFECT-BYTES")
 @pytest.mark.needs(threads=True)
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_threads_with_their_own_streams(harness: Harness, memory: str) -> None:
     h = harness
     h.baseline(*VARS)
@@ -41,8 +42,7 @@ def test_threads_with_their_own_streams(harness: Harness, memory: str) -> None:
     def work(k: int, var: str) -> None:
         h.call("set_device", device_id=0)
         n = ops.size(h, var)
-        alloc = h.pinned if memory == "pinned" else h.pageable
-        bufs = [alloc(n, ops.pattern(80 + k * ROUNDS + r, n)) for r in range(2)]
+        bufs = [pattern_buffer(h, memory, 80 + k * ROUNDS + r, n) for r in range(2)]
         s = h.stream()
         start.wait(timeout=30)
         for r in range(ROUNDS):

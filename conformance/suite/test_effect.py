@@ -9,39 +9,43 @@ from hypothesis import strategies as st
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.suite.suite_helpers import (
+    LARGE_VARS,
+    MEMORIES,
+    SMALL_VARS,
+    copy_and_synchronize,
+    host_buffer,
+)
 
-NEIGHBOURS = ["g_u8", "g_u32", "g_u64", "g_struct12", "g_struct24", "g_arr256", "g_arr4k"]
+NEIGHBOURS = SMALL_VARS
+"""Every variable but the large ones: each one's neighbours are looked at after a copy."""
 
 
 @pytest.mark.requirement("EFFECT-BYTES", "EFFECT-NO-STRAY", "EFFECT-NEIGHBOURS")
 @pytest.mark.parametrize("var", NEIGHBOURS)
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_middle_of_each_variable(harness: Harness, var: str, memory: str) -> None:
     h = harness
     n = ops.size(h, var)
     offset, count = (n // 3, max(1, n // 3)) if n > 2 else (0, n)
     data = ops.pattern(11, count)
-    src = h.pinned(count, data) if memory == "pinned" else h.pageable(count, data)
-    s = h.stream()
-    ops.to_symbol_async(h, var, src, count=count, offset=offset, stream=s)
-    ops.sync(h, s)
+    src = host_buffer(h, memory, count, data)
+    copy_and_synchronize(h, var, src, count=count, offset=offset)
     assert h.observe(var)[offset : offset + count] == data
     for other in [*NEIGHBOURS, "g_arr1m"]:
         h.observe(other)  # every neighbour: untouched (judged by the model)
 
 
 @pytest.mark.requirement("EFFECT-BYTES", "EFFECT-NO-STRAY")
-@pytest.mark.parametrize("var", ["g_arr1m", "g_arr16m"])
+@pytest.mark.parametrize("var", LARGE_VARS)
 def test_large_variables(harness: Harness, var: str) -> None:
     h = harness
     n = ops.size(h, var)
     h.baseline(var)
     data = ops.pattern(12, n // 4)
     src = h.pinned(len(data), data)
-    s = h.stream()
     offset = n - len(data) - 4096
-    ops.to_symbol_async(h, var, src, count=len(data), offset=offset, stream=s)
-    ops.sync(h, s)
+    copy_and_synchronize(h, var, src, count=len(data), offset=offset)
     assert h.observe(var, offset=offset, count=len(data)) == data
     h.observe(var)
 
@@ -59,9 +63,7 @@ def test_random_copy(acl_suite: Suite, var: str, data: st.DataObject, pinned: bo
         count = data.draw(st.integers(1, n - offset), label="count")
         src_off = data.draw(st.integers(0, 64), label="src_offset")
         content = ops.pattern(13, count + 64)
-        src = h.pinned(count + 64, content) if pinned else h.pageable(count + 64, content)
-        s = h.stream()
-        ops.to_symbol_async(h, var, src, count=count, offset=offset, stream=s, src_offset=src_off)
-        ops.sync(h, s)
+        src = host_buffer(h, "pinned" if pinned else "pageable", count + 64, content)
+        copy_and_synchronize(h, var, src, count=count, offset=offset, src_offset=src_off)
         for other in NEIGHBOURS:
             h.observe(other)

@@ -13,6 +13,13 @@ import pytest
 from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
+from acl_conformance.conformance.suite.suite_helpers import (
+    MEMORIES,
+    apply_defects,
+    host_buffer,
+    pattern_buffer,
+    stream_status,
+)
 from acl_conformance.reference_impl.constants import ERROR_NAMES, StreamStatus
 
 VAR = "g_arr256"
@@ -28,20 +35,16 @@ def _site(h: Harness, var: str = VAR, count: int = COUNT) -> defects.Site:
     "HYGIENE-NO-WRITE", "HYGIENE-NO-ENQUEUE", "HYGIENE-STREAM-USABLE", "SYNC-ERROR-REPORTING"
 )
 @pytest.mark.parametrize("defect", TO_ASYNC)
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_rejected_call_leaves_no_trace(harness: Harness, defect: str, memory: str) -> None:
     h = harness
-    src = (
-        h.pinned(64, ops.pattern(70, 64))
-        if memory == "pinned"
-        else h.pageable(64, ops.pattern(70, 64))
-    )
+    src = pattern_buffer(h, memory, 70, 64)
     s = h.stream()
     site = _site(h)
     args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, site.count, stream=s)
-    assert not h.call(defects.TO_ASYNC, **defects.BY_NAME[defect].apply(args, site)).ok
-    q = h.call("stream_query", stream=s)  # nothing was enqueued: the idle stream is complete
-    assert q["status"] == StreamStatus.ACL_STREAM_STATUS_COMPLETE
+    assert not h.call(defects.TO_ASYNC, **apply_defects(args, site, defect)).ok
+    # nothing was enqueued: the idle stream is complete
+    assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_COMPLETE
     assert ops.sync(h, s).ok
     h.observe(VAR)
     # Everything on the stream still behaves: a copy, a read, an event, a bounded sync.
@@ -69,7 +72,7 @@ def test_rejected_call_behind_a_gate_enqueues_nothing(harness: Harness, defect: 
     g = h.gate(s)
     site = _site(h)
     args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, site.count, stream=s)
-    assert not h.call(defects.TO_ASYNC, **defects.BY_NAME[defect].apply(args, site)).ok
+    assert not h.call(defects.TO_ASYNC, **apply_defects(args, site, defect)).ok
     h.open(g)
     ops.sync(h, s)
     h.observe(VAR)
@@ -86,9 +89,9 @@ def test_every_call_rejects_every_defect(harness: Harness, call: str, defect: st
     changes (a read that fails writes nothing into its destination)."""
     h = harness
     fill = ops.pattern(74, 64)
-    buf = h.pinned(64, fill) if call in defects.STREAMED else h.pageable(64, fill)
+    buf = host_buffer(h, "pinned" if call in defects.STREAMED else "pageable", 64, fill)
     site = _site(h, count=16)
-    args = defects.BY_NAME[defect].apply(defects.valid_args(h, call, VAR, buf, site.count), site)
+    args = apply_defects(defects.valid_args(h, call, VAR, buf, site.count), site, defect)
     assert not h.call(call, **args).ok
     ops.sync_device(h)
     h.observe(VAR)
@@ -102,7 +105,7 @@ def test_codes_are_acl_errors(harness: Harness, defect: str) -> None:
     src = h.pageable(64, ops.pattern(73, 64))
     site = _site(h)
     args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, site.count)
-    r = h.call(defects.TO_ASYNC, **defects.BY_NAME[defect].apply(args, site))
+    r = h.call(defects.TO_ASYNC, **apply_defects(args, site, defect))
     assert r.code != 0
     if h.profile == "cann":
         assert r.code in ERROR_NAMES, f"{r.code} is not an aclError value CANN defines"

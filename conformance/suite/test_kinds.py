@@ -9,6 +9,11 @@ from hypothesis import strategies as st
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.suite.suite_helpers import (
+    MEMORIES,
+    copy_and_synchronize,
+    pattern_buffer,
+)
 from acl_conformance.reference_impl.constants import INT32_MAX, MemcpyKind
 
 VAR = "g_arr256"
@@ -22,17 +27,11 @@ OUTSIDE_ENUM = [-1, 8, 999, INT32_MAX, -(2**31)]
 
 @pytest.mark.requirement("KIND-ACCEPTED", "KIND-DEFAULT-HOST-SOURCE", "EFFECT-BYTES")
 @pytest.mark.parametrize("kind", [ops.H2D, ops.DEFAULT], ids=["HOST_TO_DEVICE", "DEFAULT"])
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_supported_kinds_copy(harness: Harness, kind: int, memory: str) -> None:
     h = harness
-    src = (
-        h.pinned(64, ops.pattern(1, 64))
-        if memory == "pinned"
-        else h.pageable(64, ops.pattern(1, 64))
-    )
-    s = h.stream()
-    ops.to_symbol_async(h, VAR, src, count=32, offset=8, kind=kind, stream=s)
-    ops.sync(h, s)
+    src = pattern_buffer(h, memory, 1, 64)
+    copy_and_synchronize(h, VAR, src, count=32, offset=8, kind=kind)
     assert h.observe(VAR)[8:40] == ops.pattern(1, 32)
 
 

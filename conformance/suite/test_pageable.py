@@ -7,6 +7,10 @@ import pytest
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
+from acl_conformance.conformance.suite.suite_helpers import (
+    gate_opened_later,
+    returned_while_closed,
+)
 
 VAR = "g_arr256"
 DELAY = 0.3
@@ -18,12 +22,9 @@ DELAY = 0.3
 def test_waits_behind_a_closed_gate(harness: Harness) -> None:
     h = harness
     src = h.pageable(64, ops.pattern(40, 64))
-    s = h.stream()
-    g = h.gate(s)
-    timer = h.open_later(g, DELAY)
-    r = ops.to_symbol_async(h, VAR, src, count=64, stream=s)
-    h.settle_timer(timer, g)
-    if g not in r.gates_open:  # the model flags this as well; said here in the test's words
+    with gate_opened_later(h, DELAY) as (s, g):
+        r = ops.to_symbol_async(h, VAR, src, count=64, stream=s)
+    if returned_while_closed(r, g):  # the model flags this as well; said here in the test's words
         h.fail("PAGEABLE-BLOCKS", "the pageable copy returned before the gate ahead of it opened")
     assert h.observe(VAR)[:64] == ops.pattern(40, 64)  # there at return, no sync
 

@@ -6,6 +6,13 @@ import pytest
 
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness, HostBuffer
+from acl_conformance.conformance.suite.suite_helpers import (
+    PAGE,
+    first_page,
+    gate_opened_later,
+    returned_while_closed,
+    stream_status,
+)
 
 VAR = "g_arr256"
 SAFETY = 3.0
@@ -15,32 +22,29 @@ returns then (and fails), instead of hanging the run."""
 
 def registered_page(h: Harness, fill: bytes) -> tuple[HostBuffer, int]:
     """A malloc buffer with one 4 KiB page registered (aclrtHostRegisterV2 needs 4 KiB alignment)."""
-    buf = h.pageable(3 * 4096, ops.pattern(30, 3 * 4096))
-    start = (buf.address + 4095) & ~4095
-    h.write(buf, start - buf.address, fill)
-    r = h.call("host_register", ptr=start, size=4096)
+    buf = h.pageable(3 * PAGE, ops.pattern(30, 3 * PAGE))
+    off = first_page(buf)
+    h.write(buf, off, fill)
+    r = h.call("host_register", ptr=buf.at(off), size=PAGE)
     if not r.ok:
         h.fail(
             "PINNED-REGISTERED", f"aclrtHostRegisterV2 of a 4 KiB aligned page failed with {r.code}"
         )
-    return buf, start - buf.address
+    return buf, off
 
 
 def behind_gate_returns_at_once(
     h: Harness, src: HostBuffer | int, requirement: str, src_offset: int = 0
 ) -> None:
-    s = h.stream()
-    g = h.gate(s)
-    timer = h.open_later(g, SAFETY)
-    r = ops.to_symbol_async(h, VAR, src, count=32, stream=s, src_offset=src_offset)
-    returned_early = g not in r.gates_open
-    h.observe(VAR)  # the copy cannot have run: the gate is ahead of it
-    h.settle_timer(timer, g)
+    with gate_opened_later(h, SAFETY) as (s, g):
+        r = ops.to_symbol_async(h, VAR, src, count=32, stream=s, src_offset=src_offset)
+        returned_early = returned_while_closed(r, g)
+        h.observe(VAR)  # the copy cannot have run: the gate is ahead of it
     if not returned_early:
         h.fail(
             requirement,
             f"the page-locked copy did not return until the gate ahead of it in its stream opened ({SAFETY:g} s)",
-            call=h.model.history[-1] if h.model.history else "",
+            call=h.model.last_call(),
             allowed="return at once: a successful call means the task is delivered, not executed",
             observed="the call waited for the stream",
         )
@@ -77,7 +81,7 @@ def test_complete_after_a_synchronisation(harness: Harness, how: str) -> None:
         h.call("synchronize_event", event=e)
     else:
         for _ in range(10_000):
-            if h.call("stream_query", stream=s)["status"] == 0:
+            if stream_status(h, s) == 0:
                 break
         else:
             ops.sync(h, s)
@@ -117,11 +121,8 @@ def test_unregistered_memory_is_pageable_again(harness: Harness) -> None:
     h = harness
     buf, off = registered_page(h, ops.pattern(38, 4096))
     h.call("host_unregister", ptr=buf.at(off))
-    s = h.stream()
-    g = h.gate(s)
-    timer = h.open_later(g, 0.3)
-    ops.to_symbol_async(h, VAR, buf, count=32, stream=s, src_offset=off)  # must wait for the gate
-    h.settle_timer(timer, g)
+    with gate_opened_later(h, 0.3) as (s, _g):
+        ops.to_symbol_async(h, VAR, buf, count=32, stream=s, src_offset=off)  # waits for the gate
     assert h.observe(VAR)[:32] == ops.pattern(38, 32)
 
 
@@ -138,7 +139,6 @@ def test_source_starting_in_registered_memory(harness: Harness) -> None:
     h.observe(VAR)
 
 
-PAGE = 4096
 STARTS = {
     "in the page before": (0, 64),
     "in the registered page": (PAGE + 64, 64),
@@ -161,15 +161,13 @@ def test_a_registered_page_inside_a_larger_allocation(harness: Harness, where: s
     either (spec).  The model says which; behind a closed gate the timing shows."""
     h = harness
     buf = h.pageable(4 * PAGE, ops.pattern(620, 4 * PAGE))
-    base = ((buf.address + PAGE - 1) & ~(PAGE - 1)) - buf.address  # page-aligned start
+    base = first_page(buf)
     assert h.call("host_register", ptr=buf.at(base + PAGE), size=PAGE).ok
     start, count = STARTS[where]
-    s = h.stream()
-    g = h.gate(s)
-    timer = h.open_later(g, 0.3)  # a pageable copy waits for it; a pinned one does not
-    r = ops.to_symbol_async(h, VAR, buf, count=count, stream=s, src_offset=base + start)
-    returned_early = g not in r.gates_open
-    h.settle_timer(timer, g)
+    # a pageable copy waits for the gate; a pinned one does not
+    with gate_opened_later(h, 0.3) as (s, g):
+        r = ops.to_symbol_async(h, VAR, buf, count=count, stream=s, src_offset=base + start)
+        returned_early = returned_while_closed(r, g)
     ops.sync(h, s)
     assert h.observe(VAR)[:count] == ops.pattern(620, 4 * PAGE)[base + start : base + start + count]
     if where == "in the registered page" and not returned_early:
@@ -190,12 +188,9 @@ def test_unregister_then_register_the_same_memory_again(harness: Harness) -> Non
     buf, off = registered_page(h, ops.pattern(630, PAGE))
     behind_gate_returns_at_once(h, buf, "PINNED-REGISTERED", src_offset=off)
     assert h.call("host_unregister", ptr=buf.at(off)).ok
-    s = h.stream()
-    g = h.gate(s)
-    timer = h.open_later(g, 0.3)
-    h.write(buf, off, ops.pattern(631, 32))
-    ops.to_symbol_async(h, VAR, buf, count=32, stream=s, src_offset=off)  # pageable: waits
-    h.settle_timer(timer, g)
+    with gate_opened_later(h, 0.3) as (s, _g):
+        h.write(buf, off, ops.pattern(631, 32))
+        ops.to_symbol_async(h, VAR, buf, count=32, stream=s, src_offset=off)  # pageable: waits
     assert h.observe(VAR)[:32] == ops.pattern(631, 32)
     assert h.call("host_register", ptr=buf.at(off), size=PAGE).ok
     h.write(buf, off, ops.pattern(632, 32))

@@ -7,6 +7,12 @@ import pytest
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
+from acl_conformance.conformance.suite.suite_helpers import (
+    MEMORIES,
+    host_buffer,
+    pattern_buffer,
+    stream_status,
+)
 from acl_conformance.reference_impl.constants import StreamStatus
 
 VAR = "g_arr256"
@@ -82,11 +88,11 @@ def test_wait_for_an_unrecorded_event_orders_nothing(harness: Harness) -> None:
 
 @pytest.mark.requirement("STREAM-NULL-DEFAULT")
 @pytest.mark.needs(default_stream=True)
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_null_stream_is_the_default_stream(harness: Harness, memory: str) -> None:
     h = harness
     data = ops.pattern(57, 64)
-    src = h.pinned(64, data) if memory == "pinned" else h.pageable(64, data)
+    src = host_buffer(h, memory, 64, data)
     r = ops.to_symbol_async(h, VAR, src, count=64, stream=ops.NULL)
     if r.ok:
         ops.sync(h, ops.NULL)
@@ -95,14 +101,10 @@ def test_null_stream_is_the_default_stream(harness: Harness, memory: str) -> Non
 
 @pytest.mark.requirement("STREAM-INVALID-HANDLE", "HYGIENE-NO-ENQUEUE")
 @pytest.mark.parametrize("handle", ["destroyed", "garbage"])
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_bad_stream_handles_are_rejected(harness: Harness, handle: str, memory: str) -> None:
     h = harness
-    src = (
-        h.pinned(64, ops.pattern(58, 64))
-        if memory == "pinned"
-        else h.pageable(64, ops.pattern(58, 64))
-    )
+    src = pattern_buffer(h, memory, 58, 64)
     bad = ops.destroyed_stream(h) if handle == "destroyed" else h.adapter.invalid_handle()
     assert not ops.to_symbol_async(h, VAR, src, count=64, stream=bad).ok
     ops.sync_device(h)
@@ -111,16 +113,12 @@ def test_bad_stream_handles_are_rejected(harness: Harness, handle: str, memory: 
 
 @pytest.mark.requirement("STREAM-FOREIGN-DEVICE", "DEVICE-CURRENT")
 @pytest.mark.needs(devices=2)
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_stream_of_another_device(harness: Harness, memory: str) -> None:
     h = harness
     with h.on_device(1):
         s1 = h.stream()
-    src = (
-        h.pinned(64, ops.pattern(59, 64))
-        if memory == "pinned"
-        else h.pageable(64, ops.pattern(59, 64))
-    )
+    src = pattern_buffer(h, memory, 59, 64)
     h.baseline(VAR, device=1)
     ops.to_symbol_async(h, VAR, src, count=64, stream=s1)
     with h.on_device(1):
@@ -172,7 +170,7 @@ def test_deep_queues_behind_a_gate(harness: Harness, how: str) -> None:
         ops.to_symbol_async(
             h, var, src, count=32, offset=32 * k, stream=stream, src_offset=12288 + k
         )
-    assert h.call("stream_query", stream=held)["status"] == StreamStatus.ACL_STREAM_STATUS_NOT_READY
+    assert stream_status(h, held) == StreamStatus.ACL_STREAM_STATUS_NOT_READY
     h.observe(VAR)  # nothing of the held stream has run
     e = ops.event(h) if how == "event" else None
     if e is not None:
@@ -190,7 +188,7 @@ def test_deep_queues_behind_a_gate(harness: Harness, how: str) -> None:
         assert h.call("synchronize_stream_with_timeout", stream=held, timeout=10_000).ok
     else:
         for _ in range(100_000):
-            if h.call("stream_query", stream=held)["status"] == 0:
+            if stream_status(h, held) == 0:
                 break
     h.observe(VAR)  # the last copy over each byte, and only that
     ops.sync_device(h)

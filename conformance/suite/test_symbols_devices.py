@@ -8,19 +8,22 @@ import pytest
 
 from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.harness import Harness, HostBuffer
+from acl_conformance.conformance.suite.suite_helpers import (
+    ALL_VARS,
+    MEMORIES,
+    apply_defects,
+    copy_and_synchronize,
+    pattern_buffer,
+)
 
 VAR = "g_arr256"
 
 
 @pytest.mark.requirement("SYMBOL-NULL", "HYGIENE-NO-WRITE")
-@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_null_symbol(harness: Harness, memory: str) -> None:
     h = harness
-    src = (
-        h.pinned(16, ops.pattern(60, 16))
-        if memory == "pinned"
-        else h.pageable(16, ops.pattern(60, 16))
-    )
+    src = pattern_buffer(h, memory, 60, 16)
     assert not ops.to_symbol_async(h, VAR, src, count=16, sym=0).ok
     ops.sync_device(h)
     h.observe(VAR)
@@ -89,8 +92,7 @@ def test_several_wrong_arguments(harness: Harness, wrong: tuple[str, ...]) -> No
     src = h.pageable(64, ops.pattern(64, 64))
     site = defects.site(h, VAR, 16, src.address)
     args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, 16, stream=h.stream())
-    for w in wrong:
-        args = defects.BY_NAME[w].apply(args, site)
+    args = apply_defects(args, site, *wrong)
     assert not h.call("memcpy_to_symbol_async", **args).ok
 
 
@@ -116,12 +118,10 @@ def test_each_device_has_its_own_instance(harness: Harness, device: int) -> None
 @pytest.mark.needs(devices=2)
 def test_address_is_fetched_per_device(harness: Harness) -> None:
     h = harness
-    addrs = []
     for d in (0, 1):
         with h.on_device(d):
             r = h.call("get_symbol_address", symbol=ops.symbol(h, VAR))
             assert r.ok and r["dev_ptr"] != 0
-            addrs.append(r["dev_ptr"])
             again = h.call("get_symbol_address", symbol=ops.symbol(h, VAR))
             assert again["dev_ptr"] == r["dev_ptr"]
 
@@ -136,9 +136,7 @@ def _copy_known_complete(
     if how == "synchronous":
         ops.to_symbol(h, VAR, src, count=count, offset=offset, src_offset=offset)
         return
-    s = h.stream()
-    ops.to_symbol_async(h, VAR, src, count=count, offset=offset, stream=s, src_offset=offset)
-    ops.sync(h, s)
+    copy_and_synchronize(h, VAR, src, count=count, offset=offset, src_offset=offset)
 
 
 COMPLETE_BY = ["pinned and a stream sync", "synchronous"]
@@ -158,19 +156,6 @@ def test_contents_after_a_device_reset(fresh_harness: Harness, how: str) -> None
         h, how, src, 64, offset=64
     )  # on a new stream: the reset destroyed the first
     assert h.observe(VAR)[64:128] == ops.pattern(68, 64)
-
-
-ALL_VARS = [
-    "g_u8",
-    "g_u32",
-    "g_u64",
-    "g_struct12",
-    "g_struct24",
-    "g_arr256",
-    "g_arr4k",
-    "g_arr1m",
-    "g_arr16m",
-]
 
 
 @pytest.mark.requirement("DEVICE-INSTANCE", "DEVICE-CURRENT", "EFFECT-NEIGHBOURS")

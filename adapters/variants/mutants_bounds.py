@@ -1,0 +1,134 @@
+"""Mutants that get the bounds of a copy wrong: the end check, the overflow check, the
+offset, the byte count, the source address, what a symbol argument may point to.
+
+Each is the bundled simulator with one realistic bug (see ``mutants``).
+"""
+
+from __future__ import annotations
+
+from acl_conformance.reference_impl.constants import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_SUCCESS,
+    SIZE_MAX,
+)
+
+from .mutant_base import DEFAULT, H2D, MutantBase
+
+
+class BoundLessThan(MutantBase):
+    """The bound is checked with ``<`` where ``<=`` is meant: copying up to the last byte fails."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        size = self._size_of(symbol)
+        if count and size is not None and kind in (H2D, DEFAULT) and src and offset + count == size:
+            return ACL_ERROR_INVALID_PARAM
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
+class BoundOnePast(MutantBase):
+    """The bound is off by one the other way: one byte past the end is accepted, and written
+    into the next variable."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        size = self._size_of(symbol)
+        nxt = self._neighbour(symbol)
+        if count and size is not None and nxt is not None and src and offset + count == size + 1:
+            code = super().memcpy_to_symbol_async(symbol, src, count - 1, offset, kind, stream)
+            if code == ACL_SUCCESS:
+                super().memcpy_to_symbol_async(nxt, src + count - 1, 1, 0, kind, stream)
+            return code
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
+class OverflowWraps(MutantBase):
+    """``offset + count`` is computed in size_t and wraps: a huge offset passes the check."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        size = self._size_of(symbol)
+        if (
+            count
+            and size is not None
+            and offset + count > SIZE_MAX
+            and (offset + count) % (SIZE_MAX + 1) <= size
+        ):
+            return ACL_SUCCESS  # the wrapped end is "in bounds"; what it writes is anyone's guess
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
+class OffsetIgnored(MutantBase):
+    """The offset is dropped: every copy lands at the start of the variable."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        size = self._size_of(symbol)
+        if size is not None and offset <= SIZE_MAX - count and offset + count <= size:
+            offset = 0
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
+class OneByteTooMany(MutantBase):
+    """One byte more than ``count`` is written (into the variable, or its neighbour)."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        size = self._size_of(symbol)
+        code = super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+        if code != ACL_SUCCESS or not count or size is None:
+            return code
+        if offset + count < size:
+            super().memcpy_to_symbol_async(symbol, src + count - 1, 1, offset + count, kind, stream)
+        else:
+            nxt = self._neighbour(symbol)
+            if nxt is not None:
+                super().memcpy_to_symbol_async(nxt, src + count - 1, 1, 0, kind, stream)
+        return code
+
+
+class SourceOffByOne(MutantBase):
+    """The source is read one byte too far on."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        code = super().memcpy_to_symbol_async(
+            symbol, src + 1 if src else src, count, offset, kind, stream
+        )
+        if code != ACL_SUCCESS and src:
+            return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+        return code
+
+
+class InteriorPointerAccepted(MutantBase):
+    """A pointer into a variable is taken as that variable, at that offset."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        inner = self._containing(symbol)
+        if inner is not None:
+            symbol, k = inner
+            offset = min(offset + k, SIZE_MAX)
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
+class RejectedStillEnqueues(MutantBase):
+    """A copy rejected for running past the end still enqueues the part that fits."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        code = super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+        size = self._size_of(symbol)
+        clipped = size is not None and count and offset < size < offset + count
+        if code == ACL_ERROR_INVALID_PARAM and clipped and src and kind in (H2D, DEFAULT):
+            assert size is not None
+            super().memcpy_to_symbol_async(symbol, src, size - offset, offset, kind, stream)
+        return code

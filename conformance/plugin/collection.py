@@ -1,0 +1,118 @@
+"""Collection: the requirement markers' check, the ``--acl-requirement`` selection, the
+tests the expectations and skips files list, profile-only tests, and the order."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+from acl_conformance.reference_impl.catalogue import BY_ID, for_profile
+
+from . import shared
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    suite_items = [i for i in items if shared.is_suite_item(i)]
+    if not suite_items:
+        return
+    shared.load_settings(config)
+    profile = config.getoption("acl_profile")
+    _check_markers(suite_items, profile)
+    suite_items = _select(config, items, suite_items)
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        # For the controller: what a test is, should its worker die while running it
+        # (then no report of the test's own reaches the controller).
+        workeroutput["acl_items"] = {
+            i.nodeid: [shared.suite_id(i), shared.requirements_of(i)] for i in suite_items
+        }
+    for item in suite_items:
+        _mark(item, config, profile)
+
+
+def _check_markers(suite_items: list[pytest.Item], profile: str) -> None:
+    """Every test names known requirements; the whole suite covers the profile's."""
+    errors = []
+    covered: set[str] = set()
+    for item in suite_items:
+        ids = shared.requirements_of(item)
+        if not ids:
+            errors.append(f"{item.nodeid}: no requirement marker")
+        for rid in ids:
+            if rid not in BY_ID:
+                errors.append(f"{item.nodeid}: unknown requirement id {rid!r}")
+            covered.add(rid)
+    modules = {i.path.name for i in suite_items}
+    if modules >= shared.suite_modules():
+        missing = [r.id for r in for_profile(profile) if r.id not in covered]
+        if missing:
+            errors.append(f"requirements of profile {profile} without a test: {', '.join(missing)}")
+    if errors:
+        raise pytest.UsageError("acl-conformance collection failed:\n  " + "\n  ".join(errors))
+
+
+def _select(
+    config: pytest.Config, items: list[pytest.Item], suite_items: list[pytest.Item]
+) -> list[pytest.Item]:
+    """Deselect the tests of no requirement ``--acl-requirement`` names; the suite's
+    tests that are left."""
+    wanted = set(config.getoption("acl_requirement"))
+    if not wanted:
+        return suite_items
+    unknown = wanted - set(BY_ID)
+    if unknown:
+        raise pytest.UsageError(
+            f"--acl-requirement: unknown requirement id(s) {', '.join(sorted(unknown))}"
+        )
+    dropped = [i for i in suite_items if not wanted & set(shared.requirements_of(i))]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        keep = {id(i) for i in dropped}
+        items[:] = [i for i in items if id(i) not in keep]
+    return [i for i in suite_items if id(i) not in {id(d) for d in dropped}]
+
+
+def _mark(item: pytest.Item, config: pytest.Config, profile: str) -> None:
+    """What the reports of one suite test carry, and why it is skipped, if it is."""
+    sid = shared.suite_id(item)
+    requirements = shared.requirements_of(item)
+    # On the item, so that every report of it (setup skips too) carries them.
+    item.user_properties.append(("suite_id", sid))
+    item.user_properties.append(("requirements", " ".join(requirements)))
+    entry = config.stash[shared.EXPECT].match(sid)
+    if entry is not None:
+        # Run, not skipped: a listed test that passes is an unexpected pass (the entry
+        # is stale), which only running can tell.  Whatever it fails on is expected
+        # (see the report hook); it runs without shrinking (seeding.expected_without_shrinking).
+        item.user_properties.append(("expected_failure", entry.key))
+        item.stash[shared.LISTED] = entry.describe()
+    skips = config.stash[shared.SKIPS]
+    skip = skips.match_test(sid, requirements)
+    if skip is not None:
+        item.add_marker(pytest.mark.skip(reason=f"listed in {skips.source}: {skip.describe()}"))
+    only = item.get_closest_marker("profile")
+    if only is not None and profile not in only.args:
+        item.add_marker(pytest.mark.skip(reason=f"applies to profile {', '.join(only.args)} only"))
+
+
+class Ordering:
+    """Clause tests first, state machines last.
+
+    A clause test pins a bug down in a few calls, where a machine would spend its
+    time shrinking.  Under pytest-xdist the machines' shards, left at the end, are
+    handed out one by one to whichever worker is free, so the workers end together.
+    A plugin object of its own (pytest only takes hooks named pytest_*, one per
+    name and object) whose wrapper sorts after every other plugin's reordering
+    (pytest's own groups tests by fixture).
+    """
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(
+        self, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
+        yield
+        items.sort(key=lambda i: shared.is_suite_item(i) and i.path.name == "test_machines.py")

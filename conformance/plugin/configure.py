@@ -1,0 +1,92 @@
+"""Setting the run up: the suite's context, markers, expectations and skips files,
+Hypothesis settings, the helper plugins, and the report header."""
+
+from __future__ import annotations
+
+import pytest
+
+from acl_conformance.adapters.registry import AdapterResolutionError
+
+from .. import context, settings
+from ..expectations import EXPECTATIONS, SKIPS, Expectations, ExpectationsError
+from ..runstate import RunState
+from . import shared
+from .collection import Ordering
+from .heartbeat import Heartbeat
+from .options import adapter_options
+from .progress import Progress
+from .xdist import XdistHooks
+
+MARKERS = (
+    "requirement(*ids): catalogue requirements this test checks",
+    "needs(**capabilities): backend capabilities the test needs",
+    "profile(name): the test applies to this profile only",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(Ordering(), "acl-conformance-ordering")
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    suite = context.Suite(
+        adapter_name=config.getoption("acl_adapter"),
+        adapter_options=adapter_options(config),
+        profile=config.getoption("acl_profile"),
+        call_timeout=config.getoption("acl_call_timeout"),
+    )
+    context.install(suite)
+    config.stash[shared.SUITE] = suite
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get("acl_run_dir"):
+        suite.run = RunState(workerinput["acl_run_dir"])
+    else:
+        # The controller (or a run without workers) owns the run's shared state.
+        suite.run = RunState.create()
+    config.pluginmanager.register(XdistHooks(config, suite.run), "acl-conformance-xdist")
+    if workerinput is None:
+        # Where the terminal is: the controller hears of each test a worker starts and ends.
+        heartbeat = config.getoption("acl_heartbeat")
+        if heartbeat:
+            config.pluginmanager.register(Heartbeat(config, heartbeat), "acl-conformance-heartbeat")
+        if config.getoption("acl_progress"):
+            config.pluginmanager.register(Progress(config), "acl-conformance-progress")
+    config.stash[shared.EXPECT] = _listing(config.getoption("acl_expectations"), EXPECTATIONS)
+    config.stash[shared.SKIPS] = _listing(config.getoption("acl_skips"), SKIPS)
+    suite.expected = {
+        rid: (e.key, e.describe()) for rid, e in config.stash[shared.EXPECT].requirements().items()
+    }
+    settings.register(config.getoption("acl_examples"), config.getoption("acl_no_shrink"))
+    if shared.suite_requested(config):
+        # Now, before the suite's modules are imported: a state machine's TestCase
+        # takes its settings when the class is built.
+        shared.load_settings(config)
+
+
+def _listing(path: str | None, what: str) -> Expectations:
+    """The expectations or skips file at ``path`` (empty when none is given); a file that
+    cannot be read or parsed is a usage error, in one line."""
+    try:
+        return Expectations.load(path, what) if path else Expectations.empty()
+    except ExpectationsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if not shared.suite_requested(config):
+        return None
+    suite = config.stash[shared.SUITE]
+    try:
+        suite.adapter()
+    except AdapterResolutionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    hyp = config.getoption("acl_hypothesis_profile")
+    given = config.getoption("acl_seed")
+    seed = given if given is not None else ("derandomised" if hyp == "ci" else "random")
+    opts = ", ".join(f"{k}={v}" for k, v in suite.adapter_options.items())
+    examples = config.getoption("acl_examples")
+    return [
+        f"acl-conformance: adapter={suite.adapter_name}{f' ({opts})' if opts else ''}, profile={suite.profile}",
+        f"acl-conformance: backend version: {suite.backend_version}",
+        f"acl-conformance: hypothesis profile={hyp}, seed={seed}"
+        + (f", examples={examples}" if examples else ""),
+    ]

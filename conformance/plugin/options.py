@@ -1,0 +1,148 @@
+"""The plugin's command-line options (all start with ``--acl-``), and the checks of
+options that pytest cannot make itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from acl_conformance.reference_impl.catalogue import PROFILES
+
+from .. import settings
+from . import shared
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("acl-conformance", "ACL conformance suite")
+    g.addoption(
+        "--acl-adapter",
+        default="sim",
+        help="backend: sim, module:attribute, or an entry point name (default sim)",
+    )
+    g.addoption(
+        "--acl-adapter-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option for the adapter's factory (repeatable), e.g. schedule=random",
+    )
+    g.addoption(
+        "--acl-profile",
+        default="spec",
+        choices=PROFILES,
+        help="spec (the text) or cann (CANN's exact codes)",
+    )
+    g.addoption(
+        "--acl-expectations",
+        default=None,
+        metavar="FILE",
+        help="known failures of this backend (skipped)",
+    )
+    g.addoption(
+        "--acl-skips",
+        default=None,
+        metavar="FILE",
+        help="tests not to run at all (the expectations file's format; reported as skipped)",
+    )
+    g.addoption(
+        "--acl-hypothesis-profile",
+        default="ci",
+        choices=settings.PROFILE_NAMES,
+        help="ci (derandomised, the default), dev, or thorough",
+    )
+    g.addoption(
+        "--acl-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed every Hypothesis test (each from N and its own id): the same N, the same run",
+    )
+    g.addoption(
+        "--acl-examples", type=int, default=None, metavar="N", help="Hypothesis examples per test"
+    )
+    g.addoption(
+        "--acl-call-timeout",
+        type=float,
+        default=settings.CALL_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help=f"per-call limit (TIMEOUT; default {settings.CALL_TIMEOUT_SECONDS:g})",
+    )
+    g.addoption(
+        "--acl-heartbeat",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="while a test runs longer than SECONDS, say so every SECONDS (default: never)",
+    )
+    g.addoption(
+        "--acl-progress",
+        action="store_true",
+        default=False,
+        help="name each suite test and its status as it ends, on a line of its own",
+    )
+    g.addoption(
+        "--acl-trace-dir",
+        default=None,
+        metavar="DIR",
+        help="write each failing test's call trace here",
+    )
+    g.addoption(
+        "--acl-requirement",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only the tests that check this requirement (repeatable)",
+    )
+    g.addoption(
+        "--acl-results",
+        default=None,
+        metavar="FILE",
+        help="write every suite test's result as JSON",
+    )
+    g.addoption(
+        "--acl-no-shrink",
+        action="store_true",
+        default=False,
+        help="report the first failing sequence as found, without shrinking it",
+    )
+    g.addoption(
+        "--acl-stop-on",
+        default=None,
+        metavar="ID",
+        help="stop the run at the first failure that cites this requirement (self-checks)",
+    )
+
+
+def adapter_options(config: pytest.Config) -> dict[str, str]:
+    """The ``--acl-adapter-option KEY=VALUE`` options, as a mapping."""
+    out: dict[str, str] = {}
+    for item in config.getoption("acl_adapter_option"):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise pytest.UsageError(f"--acl-adapter-option {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+HYPOTHESIS_OPTIONS = {
+    "--hypothesis-profile": "--acl-hypothesis-profile " + "|".join(settings.PROFILE_NAMES),
+    "--hypothesis-seed": "--acl-seed N",
+}
+"""Hypothesis' own options that the suite's settings would override, and what to use
+instead."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Refuse, in one line, what a run of the suite cannot honour: Hypothesis' own profile
+    and seed (the suite loads its own profile and seeds its tests itself; Hypothesis'
+    plugin would also fail on the suite's profile names) and a negative heartbeat."""
+    heartbeat = config.getoption("acl_heartbeat")
+    if heartbeat is not None and heartbeat <= 0:
+        raise pytest.UsageError(f"--acl-heartbeat {heartbeat:g}: expected a number of seconds > 0")
+    if not shared.suite_requested(config):
+        return
+    for option, instead in HYPOTHESIS_OPTIONS.items():
+        if config.getoption(option, None) is not None:
+            raise pytest.UsageError(
+                f"{option} is not used by the acl-conformance suite: use {instead}"
+            )

@@ -1,0 +1,187 @@
+"""Each suite test's report: its status in the suite's words, the failure record, the
+trace file and the command that reproduces it."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .. import attempts, results
+from ..failure import (
+    DECLINED,
+    EXPECTED,
+    KNOWN,
+    LAST,
+    BackendCrash,
+    BackendTimeout,
+    ConformanceFailure,
+    Declined,
+    ExpectedFailure,
+    KnownFailure,
+)
+from ..trace import TRACE_FORMAT
+from . import shared
+from .options import adapter_options
+from .seeding import reproduce_command
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[Any]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if not shared.is_suite_item(item) or call.when != "call":
+        return report
+    suite = item.config.stash[shared.SUITE]
+    report.user_properties.append(("evidence", suite.evidence.to_json()))
+    report.user_properties.append(("masks", sorted(suite.masks)))
+    reason = results.skip_reason(report) if report.skipped else ""
+    expected: str | None = None
+    same_as: str | None = None
+    failure: BaseException | None
+    if reason.startswith(DECLINED):
+        report.user_properties.append(("acl_status", "declined"))
+        declined = LAST.get(DECLINED)
+        if isinstance(declined, Declined):
+            report.user_properties.append(("declined_by", declined.requirement))
+        return report
+    if reason.startswith(EXPECTED) and not hasattr(report, "wasxfail"):
+        # A failure the expectations file lists by requirement (ExpectedFailure):
+        # reported as pytest reports an xfail.
+        report.wasxfail = reason
+        exp = LAST.get(EXPECTED)
+        expected = exp.key if isinstance(exp, ExpectedFailure) else reason.removeprefix(EXPECTED)
+        failure = exp.failure if isinstance(exp, ExpectedFailure) else None
+        report.user_properties.append(("expected_failure", expected))
+    elif reason.startswith(KNOWN):
+        # The same failure as another test found (and shrinks): a failure of this test too.
+        known = LAST.get(KNOWN)
+        failure = known.failure if isinstance(known, KnownFailure) else None
+        same_as = known.owner if isinstance(known, KnownFailure) else None
+        report.outcome = "failed"
+        report.longrepr = reason
+    else:
+        failure = _unwrap(call.excinfo.value if call.excinfo is not None else None)
+    listed = item.stash.get(shared.LISTED, None)
+    if failure is None:
+        if listed is not None and report.failed and same_as is None:
+            # A listed test stopped by something that is not a judgement of the model.
+            report.outcome = "skipped"
+            report.wasxfail = f"{EXPECTED}{listed}"
+        elif listed is not None and report.passed and item.stash.get(attempts.ATTEMPT, 1) == 1:
+            # Listed as failing, and passed: the entry is stale.
+            report.outcome = "failed"
+            report.longrepr = f"[XPASS] {shared.suite_id(item)} passed, but the expectations file lists it ({listed}): the entry is stale"
+            report.user_properties.append(("acl_status", "xpass"))
+        return report
+    if listed is not None and expected is None:
+        # A test the expectations file lists: whatever it fails on is expected.
+        carried = dict(item.user_properties).get("expected_failure")
+        expected = str(carried) if carried is not None else None
+        report.outcome = "skipped"
+        report.wasxfail = f"{EXPECTED}{listed}"
+        report.longrepr = None
+    record = _failure_record(item, failure, expected, same_as)
+    report.user_properties.append(("acl_failure", record))
+    if expected is None:
+        report.user_properties.append(("acl_status", record["kind"]))
+    for key in ("reproduce", "calls", "call_count", "message", "trace_file"):
+        report.user_properties.append((key, record[key]))
+    if isinstance(failure, ConformanceFailure):
+        report.user_properties.append(("failed_requirement", failure.requirement or ""))
+        report.user_properties.append(("also_explained_by", " ".join(failure.also)))
+        report.user_properties.append(("allowed", record["allowed"]))
+        report.user_properties.append(("observed", record["observed"]))
+        stop_on = item.config.getoption("acl_stop_on")
+        if stop_on and failure.requirement == stop_on:
+            item.session.shouldstop = f"a failure cites {stop_on}"
+    if same_as is None:
+        report.sections.append(("acl-conformance: reproduce", reproduce_command(item)))
+    return report
+
+
+def _failure_record(
+    item: pytest.Item, failure: BaseException, expected: str | None, same_as: str | None
+) -> dict[str, Any]:
+    """One failure of one attempt of a test, as the results document keeps it."""
+    kind = (
+        "timeout"
+        if isinstance(failure, BackendTimeout)
+        else "crash"
+        if isinstance(failure, BackendCrash)
+        else "fail"
+    )
+    history: list[str] = list(getattr(failure, "history", []))
+    first = (
+        failure.violations[0]
+        if isinstance(failure, ConformanceFailure) and failure.violations
+        else None
+    )
+    trace_file = None
+    if same_as is None:
+        trace_file = _write_trace(item, failure, kind)
+    return {
+        "requirement": getattr(failure, "requirement", None),
+        "also": list(getattr(failure, "also", ())),
+        "identity": failure.identity if isinstance(failure, ConformanceFailure) else None,
+        "kind": kind,
+        "expected": expected,
+        "same_as": same_as,
+        "calls": history[-60:],
+        "call_count": len(history),
+        "allowed": first.allowed if first is not None else None,
+        "observed": first.observed if first is not None else None,
+        "message": str(failure)[:8000],
+        "trace_file": trace_file,
+        "reproduce": reproduce_command(item).splitlines()[0],
+        "attempt": item.stash.get(attempts.ATTEMPT, 1),
+    }
+
+
+def _write_trace(item: pytest.Item, failure: BaseException, kind: str) -> str | None:
+    trace_dir = item.config.getoption("acl_trace_dir")
+    if not trace_dir:
+        return None
+    attempt = item.stash.get(attempts.ATTEMPT, 1)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:]
+    path = Path(trace_dir) / (stem + (f"__attempt{attempt}" if attempt > 1 else "") + ".trace.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "format": TRACE_FORMAT,
+        "test": shared.suite_id(item),
+        "adapter": item.config.getoption("acl_adapter"),
+        "profile": item.config.getoption("acl_profile"),
+        "status": kind,
+        "requirement": getattr(failure, "requirement", None),
+        "message": str(failure),
+        "adapter_options": adapter_options(item.config),
+        **getattr(failure, "backend", {}),
+        "calls": [r.to_json() for r in getattr(failure, "trace", [])],
+    }
+    path.write_text(json.dumps(doc, indent=1))
+    return str(path)
+
+
+_GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)
+
+
+def _unwrap(exc: BaseException | None) -> BaseException | None:
+    """The suite's own failure inside whatever Hypothesis or pytest wrapped it in."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, (ConformanceFailure, BackendCrash)):
+            return exc
+        if _GROUP is not None and isinstance(exc, _GROUP):
+            for sub in exc.exceptions:
+                found = _unwrap(sub)
+                if found is not None:
+                    return found
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None

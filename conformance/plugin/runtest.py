@@ -1,0 +1,102 @@
+"""Running one suite test: its attempts, its set-up (seed, masks, capability skips),
+its teardown, and the fixtures the suite's tests use."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+
+from acl_conformance.reference_impl.evidence import Evidence
+
+from .. import attempts, context, results
+from ..harness import Harness
+from . import shared
+from .seeding import expected_without_shrinking, restore_shrinking, seed_hypothesis
+
+NO_SYMBOL_APIS = (
+    "the backend does not have the symbol APIs (aclrtMemcpyToSymbolAsync and its siblings)"
+)
+NOT_SUPPORTED = results.NOT_SUPPORTED
+_BACKEND_SENT = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    if not shared.is_suite_item(item):
+        return None
+    attempts.run(item, nextitem)
+    return True
+
+
+def _masks(item: pytest.Item, suite: context.Suite) -> frozenset[str]:
+    """What this attempt of the test masks: the requirements listed as expected failures
+    and those already failed in this run, unless the test carries them itself (checking
+    them is its job, and how a stale entry shows), and what its own earlier attempts
+    failed on."""
+    carried = set(shared.requirements_of(item))
+    known = set(suite.expected) | (suite.run.failed() if suite.run is not None else set())
+    own: frozenset[str] = item.stash.get(attempts.MASKS, frozenset())
+    return frozenset((known - carried) | own)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not shared.is_suite_item(item):
+        return
+    seed_hypothesis(item)
+    expected_without_shrinking(item)
+    config = item.config
+    suite = config.stash[shared.SUITE]
+    suite.next_test()
+    suite.masks = _masks(item, suite)
+    suite.evidence = Evidence()
+    suite.test_id = shared.suite_id(item)
+    caps = suite.adapter().capabilities()
+    if not config.stash.get(_BACKEND_SENT, False):
+        # Once per process, on a test's reports: the backend's identity reaches the
+        # results document even when the tests ran in pytest-xdist workers.
+        info = {
+            "name": suite.adapter().name,
+            "version": suite.backend_version,
+            "capabilities": dataclasses.asdict(caps),
+        }
+        item.user_properties.append(("backend", info))
+        config.stash[_BACKEND_SENT] = True
+    if not caps.symbol_apis:
+        pytest.skip(f"{NOT_SUPPORTED}{NO_SYMBOL_APIS}")
+    need = item.get_closest_marker("needs")
+    if need is None:
+        return
+    for name, wanted in need.kwargs.items():
+        have = getattr(caps, name)
+        if (isinstance(wanted, bool) and have != wanted) or (
+            not isinstance(wanted, bool) and have < wanted
+        ):
+            pytest.skip(
+                f"{NOT_SUPPORTED}the backend declares {name}={have!r}, the test needs {name}={wanted!r}"
+            )
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    restore_shrinking(item)
+
+
+@pytest.fixture(scope="session")
+def acl_suite(pytestconfig: pytest.Config) -> context.Suite:
+    """The run's backend and options."""
+    return pytestconfig.stash[shared.SUITE]
+
+
+@pytest.fixture
+def harness(acl_suite: context.Suite) -> Iterator[Harness]:
+    """A harness over the shared backend, cleaned up after the test."""
+    with acl_suite.harness() as h:
+        yield h
+
+
+@pytest.fixture
+def fresh_harness(acl_suite: context.Suite) -> Iterator[Harness]:
+    """A harness over a backend of its own (for device resets and other global state)."""
+    with acl_suite.harness(fresh=True) as h:
+        yield h

@@ -1,0 +1,93 @@
+"""One test's Hypothesis run: its seed, the command that runs it again, and no shrinking
+for a test expected to fail."""
+
+from __future__ import annotations
+
+import shlex
+import zlib
+from typing import Any
+
+import hypothesis
+import pytest
+
+from .shared import name_in_file, suite_id
+
+_SHRINKING = pytest.StashKey[Any]()
+"""On a test run without shrinking: what to put back afterwards (object, attribute, value)."""
+
+
+def seed_for(base: int, item: pytest.Item) -> int:
+    """The seed of one test in a run seeded with ``base``: the same for the same test
+    however the run is split or ordered, different from test to test."""
+    return zlib.crc32(f"{base}:{suite_id(item)}".encode())
+
+
+def seed_hypothesis(item: pytest.Item) -> None:
+    """Seed the item's Hypothesis test (``--acl-seed``; machine shards always, so that
+    each shard explores examples of its own even when the profile is derandomised)."""
+    base = item.config.getoption("acl_seed")
+    cls = getattr(item, "cls", None)
+    machine = getattr(getattr(cls, "runTest", None), "_hypothesis_state_machine_class", None)
+    if machine is not None:
+        if base is None and item.config.getoption("acl_hypothesis_profile") != "ci":
+            return  # dev and thorough are random on purpose
+        hypothesis.seed(seed_for(0 if base is None else base, item))(machine)
+    elif base is not None and hasattr(getattr(item, "obj", None), "hypothesis"):
+        # Set just before the test runs: parametrized items share one function.
+        hypothesis.seed(seed_for(base, item))(item.obj)  # type: ignore[attr-defined]
+
+
+def reproduce_command(item: pytest.Item) -> str:
+    """The command that runs this one test again, with the same backend, profile and seed."""
+    cfg = item.config
+    args = [
+        "pytest",
+        f"{item.path}::{name_in_file(item)}",
+        "--acl-adapter",
+        cfg.getoption("acl_adapter"),
+        *(a for o in cfg.getoption("acl_adapter_option") for a in ("--acl-adapter-option", o)),
+        "--acl-profile",
+        cfg.getoption("acl_profile"),
+        "--acl-hypothesis-profile",
+        cfg.getoption("acl_hypothesis_profile"),
+    ]
+    if cfg.getoption("acl_seed") is not None:
+        args += ["--acl-seed", str(cfg.getoption("acl_seed"))]
+    if cfg.getoption("acl_examples"):
+        args += ["--acl-examples", str(cfg.getoption("acl_examples"))]
+    same = cfg.getoption("acl_seed") is not None or cfg.getoption("acl_hypothesis_profile") == "ci"
+    return shlex.join(args) + (
+        "\n(the same command gives the same example; a blob printed above replays it exactly)"
+        if same
+        else "\n(this profile draws at random: replay the blob printed above with "
+        "@reproduce_failure, or run again with --acl-seed)"
+    )
+
+
+def expected_without_shrinking(item: pytest.Item) -> None:
+    """A listed (expected) failure is only run to tell whether it still fails: without
+    Hypothesis' shrink phase, which is where a failing test spends its time."""
+    if "expected_failure" not in dict(item.user_properties):
+        return
+    phases = [p for p in hypothesis.Phase if p is not hypothesis.Phase.shrink]
+    cls = getattr(item, "cls", None)
+    case = cls if getattr(cls, "runTest", None) is not None else None
+    if case is not None and isinstance(getattr(case, "settings", None), hypothesis.settings):
+        item.stash[_SHRINKING] = (case, "settings", case.settings)
+        case.settings = hypothesis.settings(case.settings, phases=phases)
+        return
+    fn = getattr(item, "obj", None)
+    current = getattr(fn, "_hypothesis_internal_use_settings", None)
+    if isinstance(current, hypothesis.settings):
+        # Hypothesis keeps a @given test's settings on this attribute; set for this
+        # run only (parametrized items share the function) and put back at teardown.
+        item.stash[_SHRINKING] = (fn, "_hypothesis_internal_use_settings", current)
+        fn._hypothesis_internal_use_settings = hypothesis.settings(current, phases=phases)  # type: ignore[union-attr]
+
+
+def restore_shrinking(item: pytest.Item) -> None:
+    """Put back what :func:`expected_without_shrinking` changed."""
+    saved = item.stash.get(_SHRINKING, None)
+    if saved is not None:
+        target, attr, value = saved
+        setattr(target, attr, value)

@@ -1,0 +1,136 @@
+"""The session: the backend started before anything runs, each suite test's result
+collected (in the controller too, under pytest-xdist), the results document written
+and the backend released at the end."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acl_conformance.adapters.registry import AdapterResolutionError
+
+from .. import context, results
+from ..expectations import short_id
+from . import shared
+from .options import adapter_options
+from .xdist import ITEMS
+
+_RESULTS = pytest.StashKey[list[dict[str, Any]]]()
+_STARTED = pytest.StashKey[tuple[str, float]]()
+_BACKEND = pytest.StashKey[dict[str, Any]]()
+_DIED = pytest.StashKey[list[pytest.TestReport]]()
+_CONFIG: list[pytest.Config] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG[:] = [session.config]
+    if shared.suite_requested(session.config):
+        # Before anything runs (and whatever the verbosity): a backend that cannot be
+        # had is one line and a usage error, not an error per test.
+        suite = session.config.stash[shared.SUITE]
+        try:
+            suite.adapter()
+        except AdapterResolutionError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        except context.BackendSetupError as exc:
+            raise pytest.UsageError(f"adapter {suite.adapter_name!r}: {exc}") from None
+        except Exception as exc:  # the backend was found but would not start
+            what = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise pytest.UsageError(
+                f"adapter {suite.adapter_name!r}: the backend could not be started: {what}"
+            ) from None
+    session.config.stash[_STARTED] = (
+        datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        time.monotonic(),
+    )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect each suite test's outcome (in the controller too, under xdist)."""
+    props = dict(report.user_properties)
+    if not _CONFIG:
+        return
+    if "suite_id" not in props:
+        if report.failed and "crashed while running" in str(report.longrepr):
+            # pytest-xdist's report for a test whose worker died: resolved at the end,
+            # when the surviving workers have said what each test is.
+            _CONFIG[0].stash.setdefault(_DIED, []).append(report)
+        return
+    backend: Any = props.get("backend")
+    if isinstance(backend, dict):
+        _CONFIG[0].stash[_BACKEND] = backend
+    status = results.status_of(report, props)
+    if status is None:
+        return
+    _CONFIG[0].stash.setdefault(_RESULTS, []).append(results.record(report, status))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    suite = config.stash.get(shared.SUITE, None)
+    path = config.getoption("acl_results")
+    if path and not hasattr(config, "workerinput"):
+        _write_results(config, suite, Path(path), int(exitstatus))
+    if suite is not None:
+        problem = suite.close()
+        if problem and not hasattr(config, "workerinput"):
+            # Every test has been judged by now; say it, but do not hang the run on it.
+            sys.stderr.write(f"{results.END_OF_RUN}{problem}\n")
+
+
+def _write_results(
+    config: pytest.Config, suite: context.Suite | None, path: Path, exitstatus: int
+) -> None:
+    recorded: list[dict[str, Any]] = config.stash.get(_RESULTS, [])
+    records = list(recorded)
+    items = config.stash.get(ITEMS, {})
+    for rep in config.stash.get(_DIED, []):
+        sid, reqs = items.get(rep.nodeid, [short_id(rep.nodeid), []])
+        rep.user_properties = [
+            ("suite_id", sid),
+            ("requirements", " ".join(reqs)),
+            ("message", f"the test's process died: {str(rep.longrepr).strip()[:2000]}"),
+        ]
+        records.append(results.record(rep, "crash"))
+    expectations = config.stash[shared.EXPECT]
+    backend = config.stash.get(_BACKEND, {})
+    started, t0 = config.stash.get(_STARTED, ("", time.monotonic()))
+    doc = results.document(
+        adapter=config.getoption("acl_adapter"),
+        adapter_options=adapter_options(config),
+        profile=config.getoption("acl_profile"),
+        backend_name=backend.get("name") or config.getoption("acl_adapter"),
+        backend_version=backend.get("version")
+        or (suite.backend_version if suite is not None else ""),
+        capabilities=backend.get("capabilities"),
+        hypothesis_profile=config.getoption("acl_hypothesis_profile"),
+        seed=config.getoption("acl_seed"),
+        examples=config.getoption("acl_examples"),
+        workers=int(getattr(config.option, "numprocesses", 0) or 0),
+        started=started,
+        duration_s=time.monotonic() - t0,
+        exitstatus=exitstatus,
+        results=records,
+        selected=list(config.getoption("acl_requirement")),
+        expectations={
+            "file": expectations.source or None,
+            "entries": [
+                {
+                    "key": e.key,
+                    "kind": "requirement" if e.is_requirement else "test",
+                    "reason": e.reason,
+                    "link": e.link,
+                }
+                for e in expectations.entries
+            ],
+        },
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))

@@ -1,0 +1,33 @@
+"""pytest-xdist: the run's shared state handed to each worker, and what each worker
+said of its tests (for a test whose worker died while running it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..runstate import RunState
+
+ITEMS = pytest.StashKey[dict[str, list[Any]]]()
+"""On the controller's config: each test's suite id and requirements, by node id."""
+
+
+class XdistHooks:
+    """The controller's side of the plugin under pytest-xdist (a plugin object of its own:
+    its hooks are optional, and need not exist without pytest-xdist)."""
+
+    def __init__(self, config: pytest.Config, run: RunState) -> None:
+        self.config = config
+        self.run = run
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["acl_run_dir"] = str(self.run.dir)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A worker ended; keep what it said of its items."""
+        items = getattr(node, "workeroutput", {}).get("acl_items")
+        if items:
+            self.config.stash.setdefault(ITEMS, {}).update(items)

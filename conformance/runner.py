@@ -147,7 +147,7 @@ def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
         str(d),
         "-p",
         "no:cacheprovider",
-        "-v" if opts.verbose else "-q",
+        "-q",
         "--tb=no",
         "--no-header",
         "--pyargs",
@@ -183,7 +183,7 @@ def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
     if opts.skips is not None:
         cmd += ["--acl-skips", str(opts.skips.resolve())]
     if opts.verbose:
-        cmd += ["--acl-heartbeat", str(HEARTBEAT_S)]
+        cmd += ["--acl-progress", "--acl-heartbeat", str(HEARTBEAT_S)]
     return [*cmd, *opts.pytest_args]
 
 

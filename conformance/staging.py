@@ -81,11 +81,13 @@ def commit(staging: Path, report_dir: Path, entries: tuple[str, ...] = REPORT_EN
             if os.path.lexists(target / name):
                 os.replace(target / name, aside / name)
                 moved_aside.append(name)
-        for entry in sorted(staging.iterdir()):
-            if entry == aside:
+        # only the report's own entries: what else pytest left (Hypothesis' cache) goes
+        for name in entries:
+            entry = staging / name
+            if not os.path.lexists(entry):
                 continue
-            os.replace(entry, target / entry.name)
-            moved_in.append(entry.name)
+            os.replace(entry, target / name)
+            moved_in.append(name)
     except OSError as exc:
         # put the previous report back as it was
         for name in moved_in:

@@ -95,12 +95,13 @@ def test_pass_through_reaches_the_pytest_command_line(tmp_path: Path) -> None:
         verbose=True, skips=skips, pytest_args=["-k", "bounds", "-x"], report_dir=tmp_path
     )
     cmd = runner.pytest_command(opts)
-    assert "-v" in cmd and "-q" not in cmd
+    assert "--acl-progress" in cmd and "-q" in cmd
     assert cmd[cmd.index("--acl-heartbeat") + 1] == str(runner.HEARTBEAT_S) == "30"
     assert cmd[cmd.index("--acl-skips") + 1] == str(skips.resolve())
     assert cmd[-3:] == ["-k", "bounds", "-x"]
     quiet = runner.pytest_command(runner.RunOptions(report_dir=tmp_path))
-    assert "-q" in quiet and "--acl-heartbeat" not in quiet and "--acl-skips" not in quiet
+    assert "--acl-progress" not in quiet and "--acl-heartbeat" not in quiet
+    assert "--acl-skips" not in quiet
 
 
 def test_pytest_args_and_the_arguments_after_double_dash_are_passed(
@@ -294,3 +295,24 @@ def test_staged_paths_name_the_report_folder(tmp_path: Path) -> None:
         }
     finally:
         staging.discard(where)
+
+
+def test_verbose_skips_and_pytest_arguments_reach_pytest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    skips = tmp_path / "skips.txt"
+    skips.write_text("test_kinds.py::test_any_int32_kind too slow on this board\n")
+    d = tmp_path / "report"
+    common = ["run", "--requirement", "KIND-ACCEPTED", "--examples", "1", "--jobs", "1"]
+    rc = cli.main([*common, "--report-dir", str(d), "--verbose", "--skips", str(skips)])
+    rc2 = cli.main([*common, "--report-dir", str(d), "--", "-k", "test_supported_kinds_copy"])
+    out = capsys.readouterr().out
+    first, second = out.split("reports: ", 1)
+    assert rc == 0 and rc2 == 0, out[-3000:]
+    assert "pass test_kinds.py::test_supported_kinds_copy[pinned-DEFAULT]" in first
+    assert "skipped test_kinds.py::test_any_int32_kind" in first
+    assert first.count("bringing up nodes") == 1
+    # the second run into the same folder: only the -k selection, no names
+    assert "4 passed in" in second and "pass test_kinds.py" not in second
+    assert json.loads((d / "report.json").read_text())["run"]["tests"] == 4
+    assert sorted(p.name for p in d.iterdir()) == sorted(staging.REPORT_ENTRIES[:-1])

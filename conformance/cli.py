@@ -4,16 +4,19 @@
 - ``list``: the requirement catalogue;
 - ``replay``: a saved failing trace re-run against any backend, judged call by call;
 - ``reproducer``: a saved trace as a standalone C program for a vendor's runtime;
-- ``selfcheck``: the suite against its own mutants and legal variants.
+- ``selfcheck``: the suite against its own mutants and legal variants;
+- ``report``: report.json/md/html and junit.xml from a results.json of a pytest run.
 
 Exit status: 0 success (conformant), 1 a finding (not conformant, a mismatch, a
-surviving mutant), 2 a usage or set-up error, said in one line.
+surviving mutant), 2 a usage or set-up error, said in one line; 130 / 143 when
+interrupted by SIGINT / SIGTERM (pytest and its workers stopped, no report written).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import textwrap
 import time
@@ -21,10 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from acl_conformance import __version__, reports
 from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.reference_impl.catalogue import CATALOGUE, PROFILES, Requirement, for_profile
 
-from . import replay, reproducer, runner, selfcheck, trace
+from . import replay, reproducer, runner, selfcheck, staging, trace, trace_schema
+from .buildinfo import suite_info
+from .supervise import Interrupted, Supervisor
 
 
 def _requirement_json(r: Requirement, profile: str | None) -> dict[str, object]:
@@ -49,7 +55,24 @@ def _level_text(r: Requirement, profile: str | None) -> str:
     return "/".join(f"{p}:{lv.value}" for p, lv in r.levels.items())
 
 
+def _list_variants() -> int:
+    from acl_conformance.adapters.variants import CATALOGUE as VARIANTS
+
+    width = max(len(v.name) for v in VARIANTS)
+    for v in VARIANTS:
+        where = ", ".join(
+            f"{p}: {'mutant, ' + str(v.catches[p]) if v.is_mutant(p) else 'legal'}"
+            for p in PROFILES
+            if v.is_mutant(p) or v.is_legal(p)
+        )
+        sys.stdout.write(f"{v.name:{width}}  {where}\n")
+    sys.stdout.write(f"{len(VARIANTS)} variants (selfcheck --variant NAME)\n")
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.variants:
+        return _list_variants()
     reqs = for_profile(args.profile) if args.profile else CATALOGUE
     if args.format == "json":
         doc = {
@@ -104,9 +127,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         call_timeout=args.call_timeout,
         requirements=list(args.requirement),
         no_shrink=bool(args.no_shrink),
-        given=set(getattr(args, "given", set())),
+        verbose=bool(args.verbose),
+        skips=Path(args.skips) if args.skips else None,
+        pytest_args=[*shlex.split(args.pytest_args or ""), *args.rest],
+        given=set(getattr(args, "given", set())) | ({"pytest_args"} if args.rest else set()),
     )
     return runner.run(opts, list(args.argv))
+
+
+def _load_trace(path: str) -> trace.Trace:
+    """A trace file checked against the trace schema first: a malformed trace is the
+    suite's one-line error, never a call the backend is blamed for."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise runner.RunError(f"trace {p}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise runner.RunError(f"trace {p}: not UTF-8 text") from None
+    except ValueError as exc:
+        raise runner.RunError(f"trace {p}: not JSON ({exc})") from None
+    errors = trace_schema.errors(doc)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise runner.RunError(f"trace {p}: not a valid trace: {errors[0]}{more}")
+    try:
+        return trace.load(p)
+    except trace.TraceError as exc:
+        raise runner.RunError(str(exc)) from None
 
 
 def _options(items: list[str]) -> dict[str, str]:
@@ -122,10 +170,7 @@ def _options(items: list[str]) -> dict[str, str]:
 def cmd_replay(args: argparse.Namespace) -> int:
     if not args.call_timeout > 0:
         raise runner.RunError(f"--call-timeout {args.call_timeout:g}: must be more than 0 seconds")
-    try:
-        t = trace.load(args.trace)
-    except trace.TraceError as exc:
-        raise runner.RunError(str(exc)) from None
+    t = _load_trace(args.trace)
     adapter = args.adapter or t.adapter
     options = _options(args.adapter_option) if args.adapter else t.adapter_options
     try:
@@ -137,10 +182,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_reproducer(args: argparse.Namespace) -> int:
+    t = _load_trace(args.trace)
     try:
-        t = trace.load(args.trace)
         source = reproducer.generate(t)
-    except (trace.TraceError, reproducer.ReproducerError) as exc:
+    except reproducer.ReproducerError as exc:
         raise runner.RunError(str(exc)) from None
     if args.output == "-":
         sys.stdout.write(source)
@@ -162,30 +207,45 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
         raise runner.RunError(f"--variant {unknown[0]!r}: unknown; known: {', '.join(BY_NAME)}")
     out = Path(args.report_dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise runner.RunError(
-            f"--report-dir {out}: cannot be made ({exc.strerror or exc})"
-        ) from None
+        where = staging.prepare(out)
+    except staging.ReportDirError as exc:
+        raise runner.RunError(str(exc)) from None
+    try:
+        return _selfcheck(args, where, out)
+    finally:
+        staging.discard(where)
+
+
+def _selfcheck(args: argparse.Namespace, where: Path, out: Path) -> int:
     pairs = selfcheck.plan(args.profile or ("spec", "cann"), args.variant or None)
     mode = "the tests of each mutant's requirement" if args.targeted else "the whole suite"
     sys.stdout.write(
         f"checking the suite ({mode}) against {len(pairs)} (variant, profile) pairs, "
-        f"{args.jobs} at a time\n{selfcheck.HEAD}\n"
+        f"{args.jobs} at a time; a row as each finishes\n"
     )
     sys.stdout.flush()
 
     def progress(k: int, n: int, r: selfcheck.VariantResult) -> None:
-        sys.stdout.write(f"[{k}/{n}] {selfcheck.row(r)}\n")
+        sys.stdout.write(selfcheck.progress_row(k, n, r) + "\n")
         sys.stdout.flush()
 
     t0 = time.monotonic()
-    results = selfcheck.run(
-        pairs, jobs=args.jobs, workers=args.workers, targeted=args.targeted, progress=progress
-    )
+    with Supervisor() as sup:
+        results = selfcheck.run(
+            pairs,
+            jobs=args.jobs,
+            workers=args.workers,
+            targeted=args.targeted,
+            progress=progress,
+            sup=sup,
+        )
     wall = time.monotonic() - t0
     sys.stdout.write("\n" + selfcheck.table(results) + "\n")
-    (out / "selfcheck.json").write_text(json.dumps(selfcheck.to_json(results), indent=1) + "\n")
+    (where / "selfcheck.json").write_text(json.dumps(selfcheck.to_json(results), indent=1) + "\n")
+    try:
+        staging.commit(where, out, ("selfcheck.json",))
+    except staging.ReportDirError as exc:
+        raise runner.RunError(str(exc)) from None
     sys.stdout.write(
         f"{selfcheck.score(results)}; {wall:.0f} s in all; written {out / 'selfcheck.json'}\n"
     )
@@ -193,6 +253,47 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
         if not r.ok:
             sys.stdout.write(f"  {r.variant} ({r.profile}): {r.verdict}; {r.detail}\n")
     return 0 if all(r.ok for r in results) else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """report.json/md/html and junit.xml from the results.json of a pytest run."""
+    src = Path(args.results)
+    try:
+        results = json.loads(src.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise runner.RunError(f"{src}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise runner.RunError(f"{src}: not a results file ({exc})") from None
+    if not (
+        isinstance(results, dict)
+        and str(results.get("schema", "")).startswith("acl-conformance-results/")
+        and isinstance(results.get("results"), list)
+    ):
+        raise runner.RunError(
+            f"{src}: not a results file (written by pytest --acl-results; "
+            "expected schema acl-conformance-results/N)"
+        )
+    out = Path(args.report_dir)
+    names = ("report.json", "report.md", "report.html", "junit.xml")
+    try:
+        where = staging.prepare(out)
+    except staging.ReportDirError as exc:
+        raise runner.RunError(str(exc)) from None
+    try:
+        opts = runner.RunOptions(mode="ci", jobs=int(results.get("workers") or 1))
+        try:
+            report = reports.build(results, suite_info(), runner.run_info(opts, args.argv))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise runner.RunError(f"{src}: not a complete results file ({exc!r})") from None
+        reports.write(report, where)
+        staging.commit(where, out, names)
+    except staging.ReportDirError as exc:
+        raise runner.RunError(str(exc)) from None
+    finally:
+        staging.discard(where)
+    sys.stdout.write(runner.answers_text(report, "ci") + "\n")
+    sys.stdout.write("reports: " + ", ".join(str(out / n) for n in names) + "\n")
+    return 0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -208,49 +309,104 @@ def build_parser() -> argparse.ArgumentParser:
         prog="acl-conformance",
         description="Conformance suite for the ACL runtime call aclrtMemcpyToSymbolAsync.",
     )
+    parser.add_argument("--version", action="version", version=f"acl-conformance {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     p_run = sub.add_parser(
         "run",
         help="run the suite against a backend and write the reports",
+        usage="%(prog)s [options] [-- PYTEST-ARGS ...]",
         description="Run the conformance suite against a backend (default: the bundled "
         "simulator); write report.json, report.md, report.html and junit.xml.  Exit status: "
         "in ci mode the gate's (0: nothing changed against the expectations file), in "
         "conformance mode the verdict's (0: conformant); 1 otherwise, 2 on a usage or set-up "
-        "error.",
+        "error, 130 / 143 when interrupted (SIGINT / SIGTERM; the report folder keeps the "
+        "previous report).  Arguments after -- go to pytest (ci mode).",
     )
-    p_run.add_argument("--adapter", default="sim", action=_Given, help="backend (default sim)")
+    p_run.add_argument(
+        "--adapter",
+        default="sim",
+        action=_Given,
+        help="backend: sim, an entry point name, or module:attribute (default: sim)",
+    )
     p_run.add_argument(
         "--adapter-option",
         default=[],
         action=_Given,
         metavar="KEY=VALUE",
-        help="an option for the backend's adapter (repeatable)",
-    )
-    p_run.add_argument("--profile", default="spec", choices=PROFILES, action=_Given)
-    p_run.add_argument("--examples", type=int, action=_Given, metavar="N")
-    p_run.add_argument("--jobs", type=int, action=_Given, metavar="N", help="pytest-xdist workers")
-    p_run.add_argument("--seed", type=int, action=_Given, metavar="S")
-    p_run.add_argument(
-        "--report-dir", default=runner.DEFAULT_REPORT_DIR, action=_Given, metavar="DIR"
+        help="an option for the backend's adapter (repeatable; default: none)",
     )
     p_run.add_argument(
-        "--expectations", action=_Given, metavar="FILE", help="known failures (ci mode)"
+        "--profile",
+        default="spec",
+        choices=PROFILES,
+        action=_Given,
+        help="what the backend is judged against: spec (the text) or cann (CANN's exact "
+        "codes and order of checks) (default: spec)",
     )
-    p_run.add_argument("--mode", default="ci", choices=("conformance", "ci"), action=_Given)
+    p_run.add_argument(
+        "--examples",
+        type=int,
+        action=_Given,
+        metavar="N",
+        help="Hypothesis examples per stateful test (default: the ci profile's budget)",
+    )
+    p_run.add_argument(
+        "--jobs",
+        type=int,
+        action=_Given,
+        metavar="N",
+        help=f"pytest-xdist workers (default: the CPUs, at most 4; here {runner.default_jobs()})",
+    )
+    p_run.add_argument(
+        "--seed",
+        type=int,
+        action=_Given,
+        metavar="S",
+        help="seed every Hypothesis test from S and its id (default: derandomised)",
+    )
+    p_run.add_argument(
+        "--report-dir",
+        default=runner.DEFAULT_REPORT_DIR,
+        action=_Given,
+        metavar="DIR",
+        help="where the reports and traces go; a new report replaces the old one whole "
+        f"(default: {runner.DEFAULT_REPORT_DIR})",
+    )
+    p_run.add_argument(
+        "--expectations",
+        action=_Given,
+        metavar="FILE",
+        help="known failures, one per line (ci mode; default: none)",
+    )
+    p_run.add_argument(
+        "--skips",
+        action=_Given,
+        metavar="FILE",
+        help="tests not to run, in the expectations file's format (ci mode; default: none)",
+    )
+    p_run.add_argument(
+        "--mode",
+        default="ci",
+        choices=("conformance", "ci"),
+        action=_Given,
+        help="conformance: locked options, exit status the verdict's; ci: every option, "
+        "exit status the gate's (default: ci)",
+    )
     p_run.add_argument(
         "--call-timeout",
         type=float,
         action=_Given,
         metavar="SECONDS",
-        help="per-call limit before a backend is reported as TIMEOUT (default 60)",
+        help="per-call limit before a backend is reported as TIMEOUT (default: 60)",
     )
     p_run.add_argument(
         "--requirement",
         default=[],
         action=_Given,
         metavar="ID",
-        help="run and report only the tests of this requirement (repeatable; ci mode)",
+        help="run and report only the tests of this requirement (repeatable; ci mode; "
+        "default: all)",
     )
     p_run.add_argument(
         "--no-shrink",
@@ -259,7 +415,24 @@ def build_parser() -> argparse.ArgumentParser:
         const=True,
         default=False,
         help="report each failure as first found, without shrinking it (faster, longer "
-        "counterexamples)",
+        "counterexamples; default: shrink)",
+    )
+    p_run.add_argument(
+        "-v",
+        "--verbose",
+        action=_Given,
+        nargs=0,
+        const=True,
+        default=False,
+        help=f"name each test as it finishes and each test still running after "
+        f"{runner.HEARTBEAT_S} s (default: pytest's dots)",
+    )
+    p_run.add_argument(
+        "--pytest-args",
+        action=_Given,
+        metavar='"ARGS"',
+        help='more pytest arguments, one string, e.g. --pytest-args="-k bounds -x" (or give '
+        "them after --; ci mode; default: none)",
     )
     p_run.set_defaults(func=cmd_run)
 
@@ -268,14 +441,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run a saved failing trace against a backend, judged call by call",
         description="Re-run the calls of a trace file (written for every failure into "
         "<report dir>/traces) against a backend (default: the one that was recorded) and "
-        "print each call's result beside what the profile allows.  Exit 1 when the failure "
-        "reproduces, 0 when it does not, 2 on a usage error.",
+        "print each call's result beside what the profile allows.  The trace is checked "
+        "against the trace schema first.  Exit 1 when the failure reproduces, 0 when it "
+        "does not, 2 on a usage error.",
     )
-    p_replay.add_argument("trace", metavar="TRACE")
+    p_replay.add_argument("trace", metavar="TRACE", help="a .trace.json file")
     p_replay.add_argument("--adapter", help="backend (default: the recorded one)")
-    p_replay.add_argument("--adapter-option", default=[], action="append", metavar="KEY=VALUE")
-    p_replay.add_argument("--profile", choices=PROFILES, help="default: the recorded one")
-    p_replay.add_argument("--call-timeout", type=float, default=60.0, metavar="SECONDS")
+    p_replay.add_argument(
+        "--adapter-option",
+        default=[],
+        action="append",
+        metavar="KEY=VALUE",
+        help="an option for --adapter (repeatable; default: the recorded ones, without --adapter)",
+    )
+    p_replay.add_argument(
+        "--profile", choices=PROFILES, help="judge by this profile (default: the recorded one)"
+    )
+    p_replay.add_argument(
+        "--call-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="per-call limit (default: 60)",
+    )
     p_replay.set_defaults(func=cmd_replay)
 
     p_repro = sub.add_parser(
@@ -283,10 +471,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a saved failing trace as a standalone C program",
         description="Write the calls of a trace file as a C program (ACL headers, aclInit ... "
         "aclFinalize, every call checked against what the profile allows, each mismatch "
-        "printed) that a vendor compiles against their runtime.",
+        "printed) that a vendor compiles against their runtime.  The trace is checked "
+        "against the trace schema first.",
     )
-    p_repro.add_argument("trace", metavar="TRACE")
-    p_repro.add_argument("-o", "--output", required=True, metavar="OUT.c", help="- for stdout")
+    p_repro.add_argument("trace", metavar="TRACE", help="a .trace.json file")
+    p_repro.add_argument(
+        "-o", "--output", required=True, metavar="OUT.c", help="the C file (- for stdout)"
+    )
     p_repro.set_defaults(func=cmd_reproducer)
 
     p_self = sub.add_parser(
@@ -296,44 +487,97 @@ def build_parser() -> argparse.ArgumentParser:
         "the simulator, as a vendor runs it, and the requirement the mutant breaks must fail; "
         "every legal variant must pass.  Prints a row per variant as each finishes, the "
         "matrix and the mutation score, writes selfcheck.json; exit 1 if a mutant survives "
-        "or a legal variant fails.",
+        "or a legal variant fails.  'acl-conformance list --variants' names the variants.",
     )
-    p_self.add_argument("--report-dir", default=runner.DEFAULT_REPORT_DIR, metavar="DIR")
     p_self.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="variants checked at a time (default 1)"
+        "--report-dir",
+        default=runner.DEFAULT_REPORT_DIR,
+        metavar="DIR",
+        help=f"where selfcheck.json goes (default: {runner.DEFAULT_REPORT_DIR})",
+    )
+    p_self.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="variants checked at a time (default: 1)"
     )
     p_self.add_argument(
         "--workers",
         type=int,
         default=2,
         metavar="N",
-        help="pytest-xdist workers of each run (default 2; 0: none)",
+        help="pytest-xdist workers of each run (0: none; default: 2)",
     )
     p_self.add_argument(
         "--targeted",
         action="store_true",
         help="run each mutant against the tests of its requirement only (fast), "
-        "not the whole suite",
+        "not the whole suite (default: the whole suite)",
     )
-    p_self.add_argument("--profile", action="append", choices=PROFILES, help="default: both")
     p_self.add_argument(
-        "--variant", action="append", default=[], metavar="NAME", help="only these (repeatable)"
+        "--profile",
+        action="append",
+        choices=PROFILES,
+        help="only this profile (repeatable; default: both)",
+    )
+    p_self.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this variant (repeatable; see list --variants; default: all)",
     )
     p_self.set_defaults(func=cmd_selfcheck)
+
     p_list = sub.add_parser(
-        "list", help="print the requirement catalogue (id, level, quoted sentence)"
+        "list",
+        help="print the requirement catalogue (id, level, quoted sentence), or the variants",
+        description="Print the requirement catalogue, or with --variants the names of "
+        "selfcheck's mutants and legal variants.",
     )
-    p_list.add_argument("--profile", choices=PROFILES, help="only the requirements of this profile")
-    p_list.add_argument("--format", choices=("text", "json"), default="text")
+    p_list.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="only the requirements of this profile (default: all profiles)",
+    )
+    p_list.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="the catalogue as text or JSON (default: text)",
+    )
+    p_list.add_argument(
+        "--variants",
+        action="store_true",
+        help="print selfcheck's variants instead (name, and per profile what it is)",
+    )
     p_list.set_defaults(func=cmd_list)
+
+    p_report = sub.add_parser(
+        "report",
+        help="build report.json/md/html and junit.xml from a results.json",
+        description="Build the reports of a run made with pytest directly (pytest --pyargs "
+        "acl_conformance.conformance.suite --acl-results RESULTS.json ...) from its results "
+        "file.",
+    )
+    p_report.add_argument("results", metavar="RESULTS.json", help="the file --acl-results wrote")
+    p_report.add_argument(
+        "--report-dir",
+        default=runner.DEFAULT_REPORT_DIR,
+        metavar="DIR",
+        help=f"where the reports go (default: {runner.DEFAULT_REPORT_DIR})",
+    )
+    p_report.set_defaults(func=cmd_report)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
+    # everything after "--" goes to pytest as it is (run, ci mode)
+    own, rest = (raw[: raw.index("--")], raw[raw.index("--") + 1 :]) if "--" in raw else (raw, [])
     parser = build_parser()
-    args = parser.parse_args(raw)
+    args = parser.parse_args(own)
+    if rest and args.command != "run":
+        parser.error(f"arguments after -- are for pytest, only with run: {' '.join(rest)}")
     args.argv = raw
+    args.rest = rest
     try:
         rc: int = args.func(args)
     except BrokenPipeError:  # e.g. piped into head
@@ -341,9 +585,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except runner.RunError as exc:
         sys.stderr.write(f"acl-conformance {args.command}: {exc}\n")
         return 2
+    except Interrupted as exc:
+        sys.stderr.write(
+            f"acl-conformance {args.command}: interrupted: no report written ({exc})\n"
+        )
+        return exc.exit_status
     except KeyboardInterrupt:
-        sys.stderr.write(f"acl-conformance {args.command}: interrupted\n")
-        return 2
+        sys.stderr.write(f"acl-conformance {args.command}: interrupted (SIGINT)\n")
+        return 130
     return rc
 
 

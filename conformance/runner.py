@@ -13,12 +13,14 @@ traceback).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -29,7 +31,9 @@ from acl_conformance.conformance.expectations import Expectations, ExpectationsE
 from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES
 
 from . import results as results_doc
+from . import staging
 from .buildinfo import suite_info
+from .supervise import Supervisor
 
 SUITE = "acl_conformance.conformance.suite"
 DEFAULT_REPORT_DIR = "acl-conformance-report"
@@ -55,11 +59,20 @@ class RunOptions:
     """Run only the tests of these requirements (and report only these)."""
     no_shrink: bool = False
     """Report each failure as first found, without shrinking it."""
+    verbose: bool = False
+    """Name each test as it finishes, and say which test runs long."""
+    skips: Path | None = None
+    """Tests not to run (the expectations file's format; ci mode)."""
+    pytest_args: list[str] = field(default_factory=list)
+    """Passed to pytest as they are, after the suite's own (ci mode)."""
     given: set[str] = field(default_factory=set)
     """The options given on the command line (a conformance run locks the others)."""
 
 
-CONFORMANCE_ALLOWED = {"adapter", "adapter_option", "report_dir", "mode"}
+CONFORMANCE_ALLOWED = {"adapter", "adapter_option", "report_dir", "mode", "verbose"}
+
+HEARTBEAT_S = 30
+"""``--verbose``: how long a test runs before the suite says it is still running."""
 
 
 def default_jobs() -> int:
@@ -73,11 +86,14 @@ def check(opts: RunOptions) -> None:
     if opts.mode == "conformance":
         locked = sorted(opts.given - CONFORMANCE_ALLOWED)
         if locked:
-            flags = ", ".join("--" + g.replace("_", "-") for g in locked)
+            flags = ", ".join(
+                "--pytest-args (and what follows --)" if g == "pytest_args" else "--" + g
+                for g in (g.replace("_", "-") if g != "pytest_args" else g for g in locked)
+            )
             raise RunError(
-                f"--mode conformance locks every option but --adapter, --adapter-option and "
-                f"--report-dir (a conformance result is made with the suite's fixed settings); "
-                f"remove {flags}"
+                f"--mode conformance locks every option but --adapter, --adapter-option, "
+                f"--report-dir and --verbose (a conformance result is made with the suite's "
+                f"fixed settings); remove {flags}"
             )
     if opts.profile not in PROFILES:
         raise RunError(f"--profile {opts.profile!r}: expected one of {', '.join(PROFILES)}")
@@ -96,19 +112,31 @@ def check(opts: RunOptions) -> None:
         key, sep, _ = o.partition("=")
         if not sep or not key.strip():
             raise RunError(f"--adapter-option {o!r}: expected KEY=VALUE")
-    if opts.expectations is not None:
-        try:
-            Expectations.load(opts.expectations)
-        except ExpectationsError as exc:
-            raise RunError(str(exc)) from None
+    for flag, path in (("--expectations", opts.expectations), ("--skips", opts.skips)):
+        if path is not None:
+            _check_list_file(flag, path)
     if opts.report_dir.exists() and not opts.report_dir.is_dir():
         raise RunError(f"--report-dir {opts.report_dir}: exists and is not a directory")
 
 
-def pytest_command(opts: RunOptions) -> list[str]:
-    """The pytest command line of a run (``-c`` the null device: the caller's own pytest
-    configuration, if any, must not change the suite)."""
-    d = opts.report_dir.resolve()
+def _check_list_file(flag: str, path: Path) -> None:
+    """An expectations or skip list that parses (RunError, one line, if not)."""
+    try:
+        Expectations.load(path)
+    except ExpectationsError as exc:
+        raise RunError(f"{flag}: {exc}" if flag != "--expectations" else str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise RunError(
+            f"{flag} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start})"
+        ) from None
+
+
+def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
+    """The pytest command line of a run writing into folder ``where`` (default: the report
+    folder; ``-c`` the null device: the caller's own pytest configuration, if any, must
+    not change the suite)."""
+    d = (opts.report_dir if where is None else where).resolve()
     cmd = [
         sys.executable,
         "-m",
@@ -152,7 +180,11 @@ def pytest_command(opts: RunOptions) -> list[str]:
         cmd += ["--acl-requirement", r]
     if opts.no_shrink:
         cmd += ["--acl-no-shrink"]
-    return cmd
+    if opts.skips is not None:
+        cmd += ["--acl-skips", str(opts.skips.resolve())]
+    if opts.verbose:
+        cmd += ["--acl-progress", "--acl-heartbeat", str(HEARTBEAT_S)]
+    return [*cmd, *opts.pytest_args]
 
 
 def _version(dist: str) -> str:
@@ -183,30 +215,54 @@ def _usage_error_line(stderr: str) -> str:
     return tail[-1].strip() if tail else "pytest stopped without saying why"
 
 
-def run_pytest(opts: RunOptions, out: TextIO) -> tuple[int, str]:
-    """Run the suite, passing its progress through; (pytest's exit status, its stderr)."""
-    opts.report_dir.mkdir(parents=True, exist_ok=True)
-    results = opts.report_dir / "results.json"
-    if results.exists():
-        results.unlink()  # a stale file must not pass for this run's
-    proc = subprocess.Popen(
-        pytest_command(opts),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=opts.report_dir,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    err_chunks: list[str] = []
-    stderr = proc.stderr
-    # Drained alongside, so that neither pipe fills up and stalls pytest.
-    t = threading.Thread(target=lambda: err_chunks.append(stderr.read()), daemon=True)
-    t.start()
-    for line in proc.stdout:
+_SAID_ONCE = ("bringing up nodes...",)
+"""Status lines pytest-xdist rewrites in place on a terminal, and repeats in a pipe."""
+
+
+def _pass_through(lines: Iterable[str], out: TextIO) -> None:
+    said: set[str] = set()
+    for line in lines:
+        text = line.strip()
+        if text in _SAID_ONCE:
+            if text in said:
+                continue
+            said.add(text)
         out.write(line)
         out.flush()
-    rc = proc.wait()
-    t.join()
+
+
+def run_pytest(
+    opts: RunOptions, out: TextIO, where: Path | None = None, sup: Supervisor | None = None
+) -> tuple[int, str]:
+    """Run the suite writing into folder ``where`` (default: the report folder), passing
+    its progress through; (pytest's exit status, its stderr).  Under a supervisor, pytest
+    runs in a process group of its own that a signal stops whole."""
+    d = opts.report_dir if where is None else where
+    d.mkdir(parents=True, exist_ok=True)
+    results = d / "results.json"
+    if results.exists():
+        results.unlink()  # a stale file must not pass for this run's
+    with Supervisor() if sup is None else contextlib.nullcontext(sup) as s:
+        proc = s.popen(
+            pytest_command(opts, d),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=d,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        err_chunks: list[str] = []
+        stderr, stdout = proc.stderr, proc.stdout
+        # Both pipes drained alongside, so that neither fills up and stalls pytest, while
+        # this thread waits for pytest and hears the signals.
+        readers = [
+            threading.Thread(target=lambda: err_chunks.append(stderr.read()), daemon=True),
+            threading.Thread(target=_pass_through, args=(stdout, out), daemon=True),
+        ]
+        for t in readers:
+            t.start()
+        rc = s.wait(proc)
+        for t in readers:
+            t.join(timeout=10)
     return rc, "".join(err_chunks)
 
 
@@ -307,20 +363,56 @@ def failures_text(report: dict[str, Any]) -> str:
 
 
 def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
-    """The whole command: check, run the suite, write the reports, print the verdict."""
+    """The whole command: check, run the suite, write the reports, print the verdict.
+
+    Everything is written into a staging folder beside the report folder and moved into
+    place once the report is complete; an interruption (SIGINT, SIGTERM) stops pytest
+    and its workers and raises :class:`~.supervise.Interrupted` with the report folder
+    as it was."""
     out = sys.stdout if out is None else out
     check(opts)
-    rc, stderr = run_pytest(opts, out)
-    results_path = opts.report_dir / "results.json"
+    try:
+        where = staging.prepare(opts.report_dir)
+    except staging.ReportDirError as exc:
+        raise RunError(str(exc)) from None
+    try:
+        with Supervisor() as sup:
+            rc, stderr = run_pytest(opts, out, where, sup)
+            report = _report(opts, argv, rc, stderr, where)
+            reports.write(report, where)
+            sup.check()
+            # from here on a signal is only noted: the report goes into place whole
+            try:
+                staging.commit(where, opts.report_dir)
+            except staging.ReportDirError as exc:
+                raise RunError(str(exc)) from None
+    finally:
+        staging.discard(where)
+    written = [
+        opts.report_dir / n for n in ("report.json", "report.md", "report.html", "junit.xml")
+    ]
+    _print_report(report, opts.mode, stderr, written, out)
+    return exit_status(report, opts.mode)
+
+
+def _report(opts: RunOptions, argv: list[str], rc: int, stderr: str, where: Path) -> dict[str, Any]:
+    """The report of the run pytest made in ``where`` (its results.json made to name the
+    report folder, where its traces will be)."""
+    results_path = where / "results.json"
     if rc == 4:  # pytest's usage error: the plugin's one line (a wrong adapter, say)
         raise RunError(_usage_error_line(stderr))
     if not results_path.exists():
         raise RunError(
             f"the suite did not run to the end (pytest exit {rc}): {_usage_error_line(stderr)}"
         )
-    results = json.loads(results_path.read_text())
-    report = reports.build(results, suite_info(), run_info(opts, argv))
-    written = reports.write(report, opts.report_dir)
+    results = staging.relocate(json.loads(results_path.read_text()), where, opts.report_dir)
+    results_path.write_text(json.dumps(results, indent=1) + "\n")
+    return reports.build(results, suite_info(), run_info(opts, argv))
+
+
+def _print_report(
+    report: dict[str, Any], mode: str, stderr: str, written: list[Path], out: TextIO
+) -> None:
     out.write("\n" + summary_table(report) + "\n")
     masking = masking_text(report)
     if masking:
@@ -333,9 +425,8 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
         out.write(f"expectations: entry {key!r} matched no test that ran (stale, or a typo)\n")
     for p in report["expectations"]["unexpected_passes"]:
         out.write(f"expectations: unexpected pass of {p}: remove the entry\n")
-    out.write(answers_text(report, opts.mode) + "\n")
+    out.write(answers_text(report, mode) + "\n")
     for line in stderr.splitlines():
         if line.startswith(results_doc.END_OF_RUN):  # the backend would not shut down cleanly
             out.write(line + "\n")
     out.write("reports: " + ", ".join(str(p) for p in written) + "\n")
-    return exit_status(report, opts.mode)

@@ -36,6 +36,8 @@ from typing import Any
 
 from acl_conformance.adapters.variants import CATALOGUE, Variant
 
+from .supervise import Supervisor
+
 SUITE = "acl_conformance.conformance.suite"
 ADAPTER = "acl_conformance.adapters.variants:variant"
 
@@ -63,7 +65,7 @@ class VariantResult:
 
 
 def _pytest(
-    variant: Variant, profile: str, extra: list[str], timeout: float
+    variant: Variant, profile: str, extra: list[str], timeout: float, sup: Supervisor
 ) -> tuple[dict[str, Any] | None, str, float]:
     with tempfile.TemporaryDirectory(prefix="acl-selfcheck-") as tmp:
         out = Path(tmp) / "results.json"
@@ -91,16 +93,20 @@ def _pytest(
             *extra,
         ]
         t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp)
-        except subprocess.TimeoutExpired:
-            return None, f"did not finish within {timeout:g} s", time.perf_counter() - t0
+        stdout, stderr = Path(tmp) / "stdout", Path(tmp) / "stderr"
+        # into files, not pipes: nothing to drain while the supervisor waits
+        with stdout.open("w") as o, stderr.open("w") as e:
+            proc = sup.popen(cmd, stdout=o, stderr=e, cwd=tmp)
+            try:
+                rc = sup.wait(proc, timeout)
+            except subprocess.TimeoutExpired:
+                return None, f"did not finish within {timeout:g} s", time.perf_counter() - t0
         wall = time.perf_counter() - t0
-        tail = (proc.stdout.strip().splitlines() or [""])[-1]
+        tail = (stdout.read_text().strip().splitlines() or [""])[-1]
         if not out.exists():
             return (
                 None,
-                f"pytest exited {proc.returncode} without results: {tail} {proc.stderr[-500:]}",
+                f"pytest exited {rc} without results: {tail} {stderr.read_text()[-500:]}",
                 wall,
             )
         doc: dict[str, Any] = json.loads(out.read_text())
@@ -143,10 +149,12 @@ def check(
     workers: int = 0,
     examples: int | None = None,
     targeted: bool = False,
+    sup: Supervisor | None = None,
 ) -> VariantResult:
     """Run the suite against one variant under one profile (``examples``: a budget per
     Hypothesis test other than the ci profile's; ``targeted``: a mutant against the tests
-    of its requirement only)."""
+    of its requirement only; ``sup``: the supervisor of the pytest processes, which
+    stops them when the command is interrupted)."""
     from acl_conformance import reports
 
     req = variant.catches.get(profile)
@@ -158,7 +166,11 @@ def check(
         extra += ["-n", str(workers), "--dist", "worksteal"]
     if examples is not None:
         extra += ["--acl-examples", str(examples)]
-    doc, tail, wall = _pytest(variant, profile, extra, timeout)
+    if sup is None:
+        with Supervisor() as own:
+            doc, tail, wall = _pytest(variant, profile, extra, timeout, own)
+    else:
+        doc, tail, wall = _pytest(variant, profile, extra, timeout, sup)
     kind = "combination" if combo else "mutant" if mutant else "legal"
     mode = "targeted" if targeted else "whole"
     if doc is None:
@@ -230,13 +242,16 @@ def run(
     workers: int = 2,
     targeted: bool = False,
     progress: Callable[[int, int, VariantResult], None] | None = None,
+    sup: Supervisor | None = None,
 ) -> list[VariantResult]:
     """Check every pair, ``jobs`` at a time, each run with ``workers`` pytest-xdist workers
-    (0: none); ``progress`` hears of each result as it comes.  Results in plan order."""
+    (0: none); ``progress`` hears of each result as it comes.  Results in plan order.
+    Under a supervisor, an interruption stops every run and raises
+    :class:`~.supervise.Interrupted`."""
     done: dict[int, VariantResult] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {
-            pool.submit(check, v, p, workers=workers, targeted=targeted): k
+            pool.submit(check, v, p, workers=workers, targeted=targeted, sup=sup): k
             for k, (v, p) in enumerate(pairs)
         }
         for f in as_completed(futures):
@@ -265,6 +280,12 @@ def row(r: VariantResult) -> str:
         f"{r.variant:26} {r.kind[:6]:6} {r.profile:7} {r.requirement or '-':27} {r.verdict:9} "
         f"{t:>12} {calls:>5} {r.wall_s:>6.1f}  {tail}"
     )
+
+
+def progress_row(k: int, n: int, r: VariantResult) -> str:
+    """The line said as a pair finishes: ``[12/66] name (profile)  caught  3.2 s``."""
+    width = max(len(v.name) for v in CATALOGUE) + 7
+    return f"[{k}/{n}] {f'{r.variant} ({r.profile})':{width}}  {r.verdict:9} {r.wall_s:6.1f} s"
 
 
 def table(results: list[VariantResult]) -> str:

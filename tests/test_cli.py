@@ -54,3 +54,75 @@ def test_console_script_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "KIND-ACCEPTED" in proc.stdout
+
+
+def test_version_and_python_dash_m() -> None:
+    from acl_conformance import __version__
+
+    for cmd in (
+        [sys.executable, "-m", "acl_conformance", "--version"],
+        [sys.executable, "-m", "acl_conformance.conformance.cli", "--version"],
+    ):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == f"acl-conformance {__version__}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "acl_conformance", "list", "--profile", "cann"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "BOUNDS-OVERFLOW" in proc.stdout, proc.stderr
+
+
+def test_every_option_of_every_subcommand_has_help_with_its_default() -> None:
+    import argparse
+
+    from acl_conformance.conformance.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) >= {"run", "replay", "reproducer", "selfcheck", "list", "report"}
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            where = f"{name} {'/'.join(action.option_strings) or action.dest}"
+            assert action.help, f"{where}: no help text"
+            if action.option_strings and not action.required:
+                assert "default" in action.help or action.dest == "variants", where
+        text = p.format_help()
+        for flag in ("--profile", "--report-dir"):
+            if flag in text:
+                assert "(default" in text, name
+
+
+def test_list_variants_names_selfchecks_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    from acl_conformance.adapters.variants import CATALOGUE as VARIANTS
+
+    assert main(["list", "--variants"]) == 0
+    out = capsys.readouterr().out
+    names = [line.split()[0] for line in out.splitlines()[:-1]]
+    assert names == [v.name for v in VARIANTS]
+    assert out.rstrip().endswith(f"{len(VARIANTS)} variants (selfcheck --variant NAME)")
+    assert main(["selfcheck", "--variant", VARIANTS[0].name, "--variant", "no-such"]) == 2
+
+
+def test_selfcheck_prints_a_row_per_variant_as_each_finishes(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    argv = ["selfcheck", "--targeted", "--profile", "spec", "--workers", "0"]
+    argv += ["--variant", "bound-lt", "--variant", "bound-one-past", "--report-dir", str(tmp_path)]
+    rc = main(argv)
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    rows = [line for line in out.splitlines() if line.startswith("[")]
+    assert len(rows) == 2, out
+    for k, row in enumerate(rows, 1):
+        assert re.match(rf"\[{k}/2\] bound-(lt|one-past) \(spec\)\s+caught\s+\d+\.\d s$", row), row
+    assert {r.split()[1] for r in rows} == {"bound-lt", "bound-one-past"}
+    doc = json.loads((tmp_path / "selfcheck.json").read_text())
+    assert [d["variant"] for d in doc] == ["bound-lt", "bound-one-past"]
+    assert [p.name for p in tmp_path.parent.iterdir() if "partial" in p.name] == []

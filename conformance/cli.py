@@ -15,84 +15,15 @@ interrupted by SIGINT / SIGTERM (pytest and its workers stopped, no report writt
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import sys
-import textwrap
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
-from acl_conformance import __version__, reports
-from acl_conformance.adapters.registry import AdapterResolutionError
-from acl_conformance.reference_impl.catalogue import CATALOGUE, PROFILES, Requirement, for_profile
+from acl_conformance import __version__
+from acl_conformance.reference_impl.catalogue import PROFILES
 
-from . import replay, reproducer, runner, selfcheck, staging, trace, trace_schema
-from .buildinfo import suite_info
-from .supervise import Interrupted, Supervisor
-
-
-def _requirement_json(r: Requirement, profile: str | None) -> dict[str, object]:
-    return {
-        "id": r.id,
-        "clause": r.clause,
-        "title": r.title,
-        "levels": {p: lv.value for p, lv in r.levels.items()},
-        **({"level": r.levels[profile].value} if profile else {}),
-        "quote": list(r.quote),
-        "cann": r.cann,
-        "facts": list(r.facts),
-        "silent": r.silent,
-        "ambiguity": list(r.ambiguity),
-        "reason": r.reason,
-    }
-
-
-def _level_text(r: Requirement, profile: str | None) -> str:
-    if profile:
-        return r.levels[profile].value
-    return "/".join(f"{p}:{lv.value}" for p, lv in r.levels.items())
-
-
-def _list_variants() -> int:
-    from acl_conformance.adapters.variants import CATALOGUE as VARIANTS
-
-    width = max(len(v.name) for v in VARIANTS)
-    for v in VARIANTS:
-        where = ", ".join(
-            f"{p}: {'mutant, ' + str(v.catches[p]) if v.is_mutant(p) else 'legal'}"
-            for p in PROFILES
-            if v.is_mutant(p) or v.is_legal(p)
-        )
-        sys.stdout.write(f"{v.name:{width}}  {where}\n")
-    sys.stdout.write(f"{len(VARIANTS)} variants (selfcheck --variant NAME)\n")
-    return 0
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    if args.variants:
-        return _list_variants()
-    reqs = for_profile(args.profile) if args.profile else CATALOGUE
-    if args.format == "json":
-        doc = {
-            "profile": args.profile,
-            "requirements": [_requirement_json(r, args.profile) for r in reqs],
-        }
-        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-        return 0
-    out = sys.stdout
-    for r in reqs:
-        out.write(f"{r.id}  [{_level_text(r, args.profile)}]  ({r.clause})\n")
-        out.write(textwrap.indent(textwrap.fill(r.title, 96), "    ") + "\n")
-        for q in r.quote:
-            out.write(textwrap.indent(textwrap.fill(f'"{q}"', 96), "    > ") + "\n")
-        if r.silent:
-            out.write(textwrap.indent(textwrap.fill("silent: " + r.silent, 96), "    ") + "\n")
-    which = f"profile {args.profile}" if args.profile else "all profiles"
-    out.write(f"{len(reqs)} requirements ({which})\n")
-    return 0
+from . import commands, runner
+from .supervise import Interrupted
 
 
 class _Given(argparse.Action):
@@ -111,189 +42,6 @@ class _Given(argparse.Action):
             values = [*getattr(namespace, self.dest), values]
         setattr(namespace, self.dest, values)
         namespace.given = {*getattr(namespace, "given", set()), self.dest}
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    opts = runner.RunOptions(
-        adapter=args.adapter,
-        adapter_options=list(args.adapter_option),
-        profile=args.profile,
-        examples=args.examples,
-        jobs=args.jobs,
-        seed=args.seed,
-        report_dir=Path(args.report_dir),
-        expectations=Path(args.expectations) if args.expectations else None,
-        mode=args.mode,
-        call_timeout=args.call_timeout,
-        requirements=list(args.requirement),
-        no_shrink=bool(args.no_shrink),
-        verbose=bool(args.verbose),
-        skips=Path(args.skips) if args.skips else None,
-        pytest_args=[*shlex.split(args.pytest_args or ""), *args.rest],
-        given=set(getattr(args, "given", set())) | ({"pytest_args"} if args.rest else set()),
-    )
-    return runner.run(opts, list(args.argv))
-
-
-def _load_trace(path: str) -> trace.Trace:
-    """A trace file checked against the trace schema first: a malformed trace is the
-    suite's one-line error, never a call the backend is blamed for."""
-    p = Path(path)
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise runner.RunError(f"trace {p}: cannot be read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise runner.RunError(f"trace {p}: not UTF-8 text") from None
-    except ValueError as exc:
-        raise runner.RunError(f"trace {p}: not JSON ({exc})") from None
-    errors = trace_schema.errors(doc)
-    if errors:
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise runner.RunError(f"trace {p}: not a valid trace: {errors[0]}{more}")
-    try:
-        return trace.load(p)
-    except trace.TraceError as exc:
-        raise runner.RunError(str(exc)) from None
-
-
-def _options(items: list[str]) -> dict[str, str]:
-    out = {}
-    for o in items:
-        key, sep, value = o.partition("=")
-        if not sep or not key.strip():
-            raise runner.RunError(f"--adapter-option {o!r}: expected KEY=VALUE")
-        out[key.strip()] = value
-    return out
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    if not args.call_timeout > 0:
-        raise runner.RunError(f"--call-timeout {args.call_timeout:g}: must be more than 0 seconds")
-    t = _load_trace(args.trace)
-    adapter = args.adapter or t.adapter
-    options = _options(args.adapter_option) if args.adapter else t.adapter_options
-    try:
-        return replay.replay(
-            t, adapter, options, args.profile or t.profile, sys.stdout, args.call_timeout
-        )
-    except AdapterResolutionError as exc:
-        raise runner.RunError(str(exc)) from None
-
-
-def cmd_reproducer(args: argparse.Namespace) -> int:
-    t = _load_trace(args.trace)
-    try:
-        source = reproducer.generate(t)
-    except reproducer.ReproducerError as exc:
-        raise runner.RunError(str(exc)) from None
-    if args.output == "-":
-        sys.stdout.write(source)
-        return 0
-    out = Path(args.output)
-    try:
-        out.write_text(source)
-    except OSError as exc:
-        raise runner.RunError(f"-o {out}: cannot be written ({exc.strerror or exc})") from None
-    sys.stderr.write(f"wrote {out} ({len(source.splitlines())} lines) from {t.path}\n")
-    return 0
-
-
-def cmd_selfcheck(args: argparse.Namespace) -> int:
-    from acl_conformance.adapters.variants import BY_NAME
-
-    unknown = [n for n in args.variant if n not in BY_NAME]
-    if unknown:
-        raise runner.RunError(f"--variant {unknown[0]!r}: unknown; known: {', '.join(BY_NAME)}")
-    out = Path(args.report_dir)
-    try:
-        where = staging.prepare(out)
-    except staging.ReportDirError as exc:
-        raise runner.RunError(str(exc)) from None
-    try:
-        return _selfcheck(args, where, out)
-    finally:
-        staging.discard(where)
-
-
-def _selfcheck(args: argparse.Namespace, where: Path, out: Path) -> int:
-    pairs = selfcheck.plan(args.profile or ("spec", "cann"), args.variant or None)
-    mode = "the tests of each mutant's requirement" if args.targeted else "the whole suite"
-    sys.stdout.write(
-        f"checking the suite ({mode}) against {len(pairs)} (variant, profile) pairs, "
-        f"{args.jobs} at a time; a row as each finishes\n"
-    )
-    sys.stdout.flush()
-
-    def progress(k: int, n: int, r: selfcheck.VariantResult) -> None:
-        sys.stdout.write(selfcheck.progress_row(k, n, r) + "\n")
-        sys.stdout.flush()
-
-    t0 = time.monotonic()
-    with Supervisor() as sup:
-        results = selfcheck.run(
-            pairs,
-            jobs=args.jobs,
-            workers=args.workers,
-            targeted=args.targeted,
-            progress=progress,
-            sup=sup,
-        )
-    wall = time.monotonic() - t0
-    sys.stdout.write("\n" + selfcheck.table(results) + "\n")
-    (where / "selfcheck.json").write_text(json.dumps(selfcheck.to_json(results), indent=1) + "\n")
-    try:
-        staging.commit(where, out, ("selfcheck.json",))
-    except staging.ReportDirError as exc:
-        raise runner.RunError(str(exc)) from None
-    sys.stdout.write(
-        f"{selfcheck.score(results)}; {wall:.0f} s in all; written {out / 'selfcheck.json'}\n"
-    )
-    for r in results:
-        if not r.ok:
-            sys.stdout.write(f"  {r.variant} ({r.profile}): {r.verdict}; {r.detail}\n")
-    return 0 if all(r.ok for r in results) else 1
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """report.json/md/html and junit.xml from the results.json of a pytest run."""
-    src = Path(args.results)
-    try:
-        results = json.loads(src.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise runner.RunError(f"{src}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise runner.RunError(f"{src}: not a results file ({exc})") from None
-    if not (
-        isinstance(results, dict)
-        and str(results.get("schema", "")).startswith("acl-conformance-results/")
-        and isinstance(results.get("results"), list)
-    ):
-        raise runner.RunError(
-            f"{src}: not a results file (written by pytest --acl-results; "
-            "expected schema acl-conformance-results/N)"
-        )
-    out = Path(args.report_dir)
-    names = ("report.json", "report.md", "report.html", "junit.xml")
-    try:
-        where = staging.prepare(out)
-    except staging.ReportDirError as exc:
-        raise runner.RunError(str(exc)) from None
-    try:
-        opts = runner.RunOptions(mode="ci", jobs=int(results.get("workers") or 1))
-        try:
-            report = reports.build(results, suite_info(), runner.run_info(opts, args.argv))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise runner.RunError(f"{src}: not a complete results file ({exc!r})") from None
-        reports.write(report, where)
-        staging.commit(where, out, names)
-    except staging.ReportDirError as exc:
-        raise runner.RunError(str(exc)) from None
-    finally:
-        staging.discard(where)
-    sys.stdout.write(runner.answers_text(report, "ci") + "\n")
-    sys.stdout.write("reports: " + ", ".join(str(out / n) for n in names) + "\n")
-    return 0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -434,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='more pytest arguments, one string, e.g. --pytest-args="-k bounds -x" (or give '
         "them after --; ci mode; default: none)",
     )
-    p_run.set_defaults(func=cmd_run)
+    p_run.set_defaults(func=commands.cmd_run)
 
     p_replay = sub.add_parser(
         "replay",
@@ -464,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="per-call limit (default: 60)",
     )
-    p_replay.set_defaults(func=cmd_replay)
+    p_replay.set_defaults(func=commands.cmd_replay)
 
     p_repro = sub.add_parser(
         "reproducer",
@@ -478,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_repro.add_argument(
         "-o", "--output", required=True, metavar="OUT.c", help="the C file (- for stdout)"
     )
-    p_repro.set_defaults(func=cmd_reproducer)
+    p_repro.set_defaults(func=commands.cmd_reproducer)
 
     p_self = sub.add_parser(
         "selfcheck",
@@ -524,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="only this variant (repeatable; see list --variants; default: all)",
     )
-    p_self.set_defaults(func=cmd_selfcheck)
+    p_self.set_defaults(func=commands.cmd_selfcheck)
 
     p_list = sub.add_parser(
         "list",
@@ -548,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print selfcheck's variants instead (name, and per profile what it is)",
     )
-    p_list.set_defaults(func=cmd_list)
+    p_list.set_defaults(func=commands.cmd_list)
 
     p_report = sub.add_parser(
         "report",
@@ -564,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help=f"where the reports go (default: {runner.DEFAULT_REPORT_DIR})",
     )
-    p_report.set_defaults(func=cmd_report)
+    p_report.set_defaults(func=commands.cmd_report)
     return parser
 
 

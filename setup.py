@@ -1,6 +1,13 @@
-"""Build hook only (the project is described in pyproject.toml).
+"""Where the packages are, and a build hook (the project is described in pyproject.toml).
 
-Records the git commit the package is built from in
+``acl_conformance.X.Y`` is the repository's ``X/Y.py``: the folders of the
+design (reference_impl/, adapters/, conformance/, reports/) are installed under
+the one package ``acl_conformance``, whose root is the folder of that name.
+``PACKAGE_DIRS`` below is the only statement of that mapping; the package list
+is computed from it (every folder under a mapped one, data folders included, so
+that setuptools ships their files as package data without warnings).
+
+The build hook records the git commit the package is built from in
 ``acl_conformance/_build_info.json``, so that a report can name the exact
 suite that produced it even when the suite was installed from a wheel.
 """
@@ -15,6 +22,28 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
+
+PACKAGE_DIRS = {
+    "acl_conformance": "acl_conformance",
+    "acl_conformance.reference_impl": "reference_impl",
+    "acl_conformance.adapters": "adapters",
+    "acl_conformance.conformance": "conformance",
+    "acl_conformance.reports": "reports",
+}
+"""Package name -> the repository folder that holds it (one line per folder)."""
+
+
+def packages(root: Path = HERE) -> list[str]:
+    """Every package of the distribution: each mapped folder and every folder below it."""
+    found = []
+    for name, folder in PACKAGE_DIRS.items():
+        base = root / folder
+        for d in sorted([base, *(p for p in base.rglob("*") if p.is_dir())]):
+            rel = d.relative_to(base).parts
+            if any(part.startswith((".", "_")) or "." in part for part in rel):
+                continue  # __pycache__, hidden folders, egg-info
+            found.append(".".join([name, *rel]))
+    return found
 
 
 def _git(*args: str) -> str | None:
@@ -38,4 +67,9 @@ class BuildPyWithCommit(build_py):
         target.write_text(json.dumps(info) + "\n")
 
 
-setup(cmdclass={"build_py": BuildPyWithCommit})
+if __name__ == "__main__":
+    setup(
+        package_dir=PACKAGE_DIRS,
+        packages=packages(),
+        cmdclass={"build_py": BuildPyWithCommit},
+    )

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from acl_conformance import reports
-from acl_conformance.conformance.expectations import Expectations, ExpectationsError
 from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES
 
 from . import results as results_doc
 from . import staging
 from .buildinfo import suite_info
+from .expectations import Expectations, ExpectationsError
 from .supervise import Supervisor
 
 SUITE = "acl_conformance.conformance.suite"

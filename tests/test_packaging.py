@@ -2,28 +2,48 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE_DIRS = {
-    "reference_impl": "acl_conformance.reference_impl",
-    "adapters": "acl_conformance.adapters",
-    "conformance": "acl_conformance.conformance",
-    "reports": "acl_conformance.reports",
-}
+
+
+def _setup_constant(name: str) -> Any:
+    """A literal assigned at the top level of setup.py (read, not run: setup.py builds)."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(target, ast.Name) and target.id == name:
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"setup.py assigns no {name}")
+
+
+PACKAGE_DIRS: dict[str, str] = _setup_constant("PACKAGE_DIRS")
+SOURCE_DIRS = {folder: dotted for dotted, folder in PACKAGE_DIRS.items() if folder != dotted}
+
+
+def _setuptools_at_least(major: int) -> bool:
+    try:
+        from importlib.metadata import version
+
+        return int(version("setuptools").split(".")[0]) >= major
+    except Exception:
+        return False
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)]
-    if importlib.util.find_spec("setuptools") and importlib.util.find_spec("wheel"):
+    # pyproject's SPDX license needs setuptools 77: an older one builds in isolation.
+    if _setuptools_at_least(77) and importlib.util.find_spec("wheel"):
         cmd.insert(4, "--no-build-isolation")  # faster, and works offline
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     (whl,) = out.glob("acl_conformance-*.whl")
@@ -45,11 +65,9 @@ def test_every_source_package_is_in_the_wheel(wheel: Path) -> None:
     for folder, dotted in SOURCE_DIRS.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
-            if rel.parts and rel.parts[0] == "_root":
-                continue  # the namespace root, packaged as acl_conformance itself
             pkg = dotted.replace(".", "/") + ("/" + rel.as_posix() if rel.parts else "")
             assert f"{pkg}/__init__.py" in names, (
-                f"{init.parent} is not packaged (pyproject packages)"
+                f"{init.parent} is not packaged (setup.py packages())"
             )
             assert f"{pkg}/py.typed" in names
 
@@ -61,18 +79,54 @@ def test_console_script_declared(wheel: Path) -> None:
     assert "acl-conformance = acl_conformance.conformance.cli:main" in text
 
 
-def test_pyproject_lists_every_package() -> None:
+def test_the_folder_mapping_is_stated_once() -> None:
+    """acl_conformance.X.Y is X/Y.py: setup.py's PACKAGE_DIRS, one line per folder, and
+    nothing in pyproject.toml repeats it."""
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(cfg["packages"])
-    assert "acl_conformance" in listed
-    for folder, dotted in SOURCE_DIRS.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(ROOT / folder)
-            if rel.parts and rel.parts[0] == "_root":
+    assert "packages" not in cfg and "package-dir" not in cfg
+    assert PACKAGE_DIRS["acl_conformance"] == "acl_conformance"
+    assert sorted(p.name for p in (ROOT / "acl_conformance").glob("*.py")) == [
+        "__init__.py",
+        "__main__.py",
+    ], "the acl_conformance/ folder holds only the namespace root"
+    for dotted, folder in PACKAGE_DIRS.items():
+        assert dotted == "acl_conformance" or dotted == f"acl_conformance.{folder}"
+    readme = (ROOT / "README.md").read_text()
+    assert "`acl_conformance.X.Y` is `X/Y.py`" in readme
+
+
+def _imports(path: Path) -> list[tuple[int, str | None, int]]:
+    """(line, module, level) of every ``from ... import`` of a module."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            out.append((node.lineno, node.module, node.level))
+    return out
+
+
+def test_imports_are_relative_inside_a_folder_and_absolute_across() -> None:
+    """A module imports its own folder's modules as ``from .x`` and every other folder's
+    by the full name ``acl_conformance...``, so an import says where the file is.  The
+    suite's test modules are the exception: pytest may import them under a name of its
+    own (rootdir-based), where only full names resolve."""
+    wrong = []
+    for dotted, folder in PACKAGE_DIRS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.parent.name == "suite" and path.name.startswith("test_"):
                 continue
-            name = ".".join([dotted, *rel.parts])
-            assert name in listed, f"{name} missing from [tool.setuptools] packages"
+            pkg = ".".join([dotted, *path.parent.relative_to(ROOT / folder).parts])
+            for line, module, level in _imports(path):
+                where = f"{path.relative_to(ROOT)}:{line}"
+                if level > 1:
+                    wrong.append(f"{where}: from {'.' * level}{module or ''} (another folder)")
+                elif level == 0 and module and module.startswith(pkg + "."):
+                    rest = module[len(pkg) + 1 :]
+                    if "." not in rest:
+                        wrong.append(f"{where}: from {module} (same folder: from .{rest})")
+                elif level == 0 and module == pkg and path.name != "__main__.py":
+                    wrong.append(f"{where}: from {module} (same folder: from .)")
+    assert not wrong, "imports against the layout rule:\n" + "\n".join(wrong)
 
 
 def test_report_schema_and_build_info_are_in_the_wheel(wheel: Path) -> None:

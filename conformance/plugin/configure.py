@@ -6,10 +6,15 @@ from __future__ import annotations
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.conformance import context, settings
+from acl_conformance.conformance.expectations import (
+    EXPECTATIONS,
+    SKIPS,
+    Expectations,
+    ExpectationsError,
+)
+from acl_conformance.conformance.runstate import RunState
 
-from .. import context, settings
-from ..expectations import EXPECTATIONS, SKIPS, Expectations, ExpectationsError
-from ..runstate import RunState
 from . import shared
 from .collection import Ordering
 from .heartbeat import Heartbeat

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from acl_conformance.conformance import settings
 from acl_conformance.reference_impl.catalogue import PROFILES
 
-from .. import settings
 from . import shared
 
 

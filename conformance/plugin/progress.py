@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .. import results
+from acl_conformance.conformance import results
 
 
 class Progress:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from .. import attempts, results
-from ..failure import (
+from acl_conformance.conformance import attempts, results
+from acl_conformance.conformance.failure import (
     DECLINED,
     EXPECTED,
     KNOWN,
@@ -25,7 +25,8 @@ from ..failure import (
     ExpectedFailure,
     KnownFailure,
 )
-from ..trace import TRACE_FORMAT
+from acl_conformance.conformance.trace import TRACE_FORMAT
+
 from . import shared
 from .options import adapter_options
 from .seeding import reproduce_command

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from acl_conformance.conformance import attempts, context, results
+from acl_conformance.conformance.harness import Harness
 from acl_conformance.reference_impl.evidence import Evidence
 
-from .. import attempts, context, results
-from ..harness import Harness
 from . import shared
 from .seeding import expected_without_shrinking, restore_shrinking, seed_hypothesis
 

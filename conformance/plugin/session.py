@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.conformance import context, results
+from acl_conformance.conformance.expectations import short_id
 
-from .. import context, results
-from ..expectations import short_id
 from . import shared
 from .options import adapter_options
 from .xdist import ITEMS

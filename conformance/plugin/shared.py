@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from .. import context, settings
-from ..expectations import Expectations
+from acl_conformance.conformance import context, settings
+from acl_conformance.conformance.expectations import Expectations
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent.parent / "suite"

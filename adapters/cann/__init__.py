@@ -13,9 +13,12 @@
 - ``adapter``: the ``cann`` adapter (options are listed there).
 """
 
-from .adapter import CannAdapter, Options, create
+from .adapter import CannAdapter, create
 from .build import BuildError
-from .client import AgentDied, AgentProcess, ProtocolError
+from .client import AgentProcess
+from .options import Options
+from .process import AgentDied
+from .wire import ProtocolError
 
 __all__ = [
     "AgentDied",

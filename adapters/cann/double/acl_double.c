@@ -625,24 +625,6 @@ aclError aclFinalize(void)
     return code;
 }
 
-const char *aclGetRecentErrMsg(void)
-{
-    ENTER();
-    return NULL; /* the double keeps no messages */
-}
-
-aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
-{
-    ENTER();
-    if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    *majorVersion = ACL_MAJOR_VERSION;
-    *minorVersion = ACL_MINOR_VERSION;
-    *patchVersion = ACL_PATCH_VERSION;
-    return ACL_SUCCESS;
-}
-
 static const char *variant_text(void)
 {
     return ""
@@ -810,7 +792,7 @@ static stream_t *end_context_locked(device_t *d)
     return dying;
 }
 
-static aclError reset_device(int32_t deviceId, int force)
+static aclError reset_device(int32_t deviceId)
 {
     ensure_init();
     if (deviceId < 0 || deviceId >= g_ndev) {
@@ -822,7 +804,7 @@ static aclError reset_device(int32_t deviceId, int force)
         pthread_mutex_unlock(&g_mu);
         return ACL_SUCCESS;
     }
-    d->refcount = force ? 0 : d->refcount - 1;
+    d->refcount--;
     if (d->refcount > 0 || !d->live) {
         pthread_mutex_unlock(&g_mu);
         return ACL_SUCCESS;
@@ -843,13 +825,7 @@ static aclError reset_device(int32_t deviceId, int force)
 aclError aclrtResetDevice(int32_t deviceId)
 {
     ENTER();
-    return reset_device(deviceId, 0);
-}
-
-aclError aclrtResetDeviceForce(int32_t deviceId)
-{
-    ENTER();
-    return reset_device(deviceId, 1);
+    return reset_device(deviceId);
 }
 
 aclError aclrtGetDevice(int32_t *deviceId)
@@ -995,12 +971,6 @@ aclError aclrtDestroyStream(aclrtStream stream)
 {
     ENTER();
     return destroy_stream(stream);
-}
-
-aclError aclrtDestroyStreamForce(aclrtStream stream)
-{
-    ENTER();
-    return destroy_stream(stream); /* the double waits here too: tasks are never dropped */
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
@@ -1329,24 +1299,6 @@ aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
     return register_range(ptr, size);
 }
 
-aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr)
-{
-    ENTER();
-    ensure_init();
-    if (ptr == NULL || size == 0 || devPtr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (type != ACL_HOST_REGISTER_MAPPED && type != ACL_HOST_REGISTER_IOMEMORY &&
-        type != ACL_HOST_REGISTER_READONLY) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    aclError code = register_range(ptr, size);
-    if (code == ACL_SUCCESS) {
-        *devPtr = ptr; /* host memory is the device's memory here */
-    }
-    return code;
-}
-
 aclError aclrtHostUnregister(void *ptr)
 {
     ENTER();
@@ -1394,32 +1346,6 @@ static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtSt
     wait_seq(s, stream_issued(s), -1); /* pageable: drain the stream, then copy */
     memcpy(dst, src, count);
     return ACL_SUCCESS;
-}
-
-aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
-{
-    ENTER();
-    ensure_init();
-    if (dst == NULL || src == NULL || count > destMax || (int)kind < 0 || (int)kind > 3) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (count != 0 && dst != src) {
-        memmove(dst, src, count);
-    }
-    return ACL_SUCCESS;
-}
-
-aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
-                          aclrtMemcpyKind kind, aclrtStream stream)
-{
-    ENTER();
-    ensure_init();
-    if (dst == NULL || src == NULL || count == 0 || count > destMax || (int)kind < 0 ||
-        (int)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    const void *host = kind == ACL_MEMCPY_DEVICE_TO_HOST ? (const void *)dst : src;
-    return copy_on_stream(dst, src, count, stream, host, 0);
 }
 
 #ifndef ACL_DOUBLE_NO_SYMBOL_APIS /* the symbol APIs and their helpers */

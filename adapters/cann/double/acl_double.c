@@ -306,16 +306,6 @@ static int ranges_remove_start(ranges_t *r, uintptr_t start)
     return 0;
 }
 
-static int ranges_contain(const ranges_t *r, uintptr_t p)
-{
-    for (size_t i = 0; i < r->n; i++) {
-        if (r->v[i].start <= p && (p < r->v[i].end || (p == r->v[i].start))) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static int ranges_overlap(const ranges_t *r, uintptr_t start, uintptr_t end)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -324,16 +314,6 @@ static int ranges_overlap(const ranges_t *r, uintptr_t start, uintptr_t end)
         }
     }
     return 0;
-}
-
-/* Is a copy whose host side starts at p page-locked?  Only the start pointer decides. */
-static int is_pinned(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    pthread_mutex_lock(&g_mu);
-    int pinned = ranges_contain(&g_host_allocs, a) || ranges_contain(&g_registered, a);
-    pthread_mutex_unlock(&g_mu);
-    return pinned;
 }
 
 /* --------------------------------------------------------------- contexts -- */
@@ -1314,6 +1294,28 @@ aclError aclrtHostUnregister(void *ptr)
 
 /* --------------------------------------------------------------- copies -- */
 
+#ifndef ACL_DOUBLE_NO_SYMBOL_APIS /* the symbol APIs and their helpers */
+
+static int ranges_contain(const ranges_t *r, uintptr_t p)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].start <= p && (p < r->v[i].end || (p == r->v[i].start))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Is a copy whose host side starts at p page-locked?  Only the start pointer decides. */
+static int is_pinned(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    pthread_mutex_lock(&g_mu);
+    int pinned = ranges_contain(&g_host_allocs, a) || ranges_contain(&g_registered, a);
+    pthread_mutex_unlock(&g_mu);
+    return pinned;
+}
+
 /*
  * A copy that is either a task (page-locked host side: read or written when it
  * runs) or made now after draining the stream (pageable host side), as
@@ -1347,8 +1349,6 @@ static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtSt
     memcpy(dst, src, count);
     return ACL_SUCCESS;
 }
-
-#ifndef ACL_DOUBLE_NO_SYMBOL_APIS /* the symbol APIs and their helpers */
 
 /*
  * GetSymbolInfo and the bounds checks, in CANN's order: a current context (107002),

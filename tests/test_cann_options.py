@@ -13,7 +13,12 @@ from cann_support import clean_env, run_suite
 
 from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter
 from acl_conformance.adapters.cann import CannAdapter, build, wire
-from acl_conformance.adapters.cann.exports import REGISTER, REQUIRED, missing_functions
+from acl_conformance.adapters.cann.exports import (
+    REGISTER,
+    REQUIRED,
+    SYMBOL_APIS,
+    missing_functions,
+)
 from acl_conformance.adapters.cann.options import CAPABILITY_FLAGS, Options
 from acl_conformance.adapters.registry import AdapterResolutionError, resolve
 from acl_conformance.reference_impl.calls import CALLS
@@ -226,3 +231,17 @@ def test_a_backend_without_a_default_stream_skips_what_needs_it(tmp_path: Path) 
     assert needing and all(statuses[k] == "not_supported" for k in needing), run.summary()
     assert run.returncode == 0 and not run.with_status("fail", "crash", "timeout", "error")
     assert run.statuses().get("pass", 0) > 0, run.summary()
+
+
+def test_the_vendor_guide_lists_every_function_with_its_header_signature() -> None:
+    """docs/cann-backend.md gives each function the agent needs as acl.h declares it."""
+    guide = " ".join((Path(__file__).parents[1] / "docs" / "cann-backend.md").read_text().split())
+    header = (build.INCLUDE_DIR / "acl" / "acl.h").read_text()
+    declared = {
+        m.group(2): " ".join(m.group(1).split())
+        for m in re.finditer(r"ACL_FUNC_VISIBILITY (aclError (\w+)\([^;]*\);)", header)
+    }
+    assert set(declared) == {*REQUIRED, *SYMBOL_APIS}
+    for name, declaration in declared.items():
+        assert declaration in guide, name
+    assert f"int {REGISTER}(const void *hostVar, const char *name, size_t size);" in guide

@@ -123,10 +123,6 @@ class CannAdapter(Adapter):
             self._agent.close()
             raise
 
-    @classmethod
-    def from_options(cls, options: Mapping[str, str] | None = None) -> CannAdapter:
-        return cls(**dict(options or {}))
-
     # -- set-up ----------------------------------------------------------------------
     def _hello(self) -> None:
         reply = self._agent.call(0, "hello", label="hello")

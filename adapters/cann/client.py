@@ -386,7 +386,3 @@ class AgentProcess:
                 pass
         self._stderr.close()
         self._finalizer.detach()
-
-    def stderr_text(self) -> str:
-        """Everything the agent wrote to stderr so far."""
-        return file_tail(self._stderr, None)

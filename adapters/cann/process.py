@@ -90,15 +90,13 @@ def environment(extra: Mapping[str, str | None]) -> dict[str, str]:
     return env
 
 
-def file_tail(file: IO[Any], chars: int | None) -> str:
-    """The last ``chars`` characters written to ``file`` (all with None), stripped; ""
-    if it cannot be read."""
+def file_tail(file: IO[Any], chars: int) -> str:
+    """The last ``chars`` characters written to ``file``, stripped ("" if it cannot be read)."""
     try:
         file.flush()
         size = file.seek(0, io.SEEK_END)
-        file.seek(0 if chars is None else max(0, size - chars))
+        file.seek(max(0, size - chars))
         data: bytes = file.read()
     except (OSError, ValueError):
         return ""
-    text = data.decode(errors="replace")
-    return text if chars is None else text.strip()
+    return data.decode(errors="replace").strip()

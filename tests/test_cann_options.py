@@ -163,6 +163,13 @@ def test_a_wrong_include_folder_gives_one_line(tmp_path: Path, where: str) -> No
     assert "\n" not in text
 
 
+def test_include_without_lib_gives_one_line() -> None:
+    with pytest.raises(AdapterResolutionError) as info:
+        resolve("cann", {"double": "1", "include": str(build.INCLUDE_DIR)})
+    text = str(info.value)
+    assert f"include={build.INCLUDE_DIR}: only used with lib=PATH" in text and "\n" not in text
+
+
 def test_capability_options_reach_capabilities() -> None:
     agent = str(build.build_agent_with_double(()))
     plain = CannAdapter(agent=agent)

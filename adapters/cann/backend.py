@@ -42,6 +42,8 @@ def include_dir(given: str) -> Path:
 
 def resolve_backend(opts: Options) -> Backend:
     """Find or build the agent the options ask for (ValueError / BuildError: one line)."""
+    if opts.include and not (opts.lib and not opts.agent):
+        raise ValueError(f"include={opts.include}: only used with lib=PATH (the agent built here)")
     if opts.agent:
         path = Path(opts.agent)
         if not (path.is_file() and os.access(path, os.X_OK)):

@@ -89,6 +89,8 @@ def test_outputs_are_decoded_in_calls_order() -> None:
     assert wire.decode("read_host", wire.Reply(0, [], b"\x00\x01")) == (0, b"\x00\x01")
     assert wire.decode("get_version_str", wire.Reply(0, [], b"9.1.0")) == (0, "9.1.0")
     assert wire.decode("synchronize_device", wire.Reply(3, [], b"")) == (3,)
+    with pytest.raises(wire.ProtocolError, match="lacks the output stream"):
+        wire.decode("create_stream", wire.Reply(0, [], b""))
 
 
 def test_answers_are_parsed_whole_or_not_at_all() -> None:

@@ -126,7 +126,10 @@ def decode(name: str, reply: Reply) -> tuple[Any, ...]:
         elif _is_buffer(o):
             out.append(reply.payload)
         else:
-            out.append(int(next(numbers, b"0")))
+            field = next(numbers, None)
+            if field is None:
+                raise ProtocolError(f"{name}: the agent's answer lacks the output {o.name}")
+            out.append(int(field))
     return tuple(out)
 
 

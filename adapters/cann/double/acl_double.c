@@ -23,7 +23,7 @@
  *
  * Streams: each stream is a FIFO of tasks run by a worker thread of its own
  * (started with the first task).  A copy from page-locked memory (aclrtMallocHost,
- * or a range registered with aclrtHostRegister[V2]: decided by the source's start
+ * or a range registered with aclrtHostRegisterV2: decided by the source's start
  * pointer, as in CANN) is a task that reads the source when it runs; a copy from
  * pageable memory drains the stream, copies and returns.  Host functions
  * (aclrtLaunchHostFunc) run on the worker and hold the stream while they run.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -194,17 +195,13 @@ def test_capability_options_reach_capabilities() -> None:
 
 # -- through acl-conformance run ----------------------------------------------------------------
 def _cli(tmp: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    cmd = ["acl-conformance", "run", "--adapter", "cann", "--report-dir", str(tmp / "report")]
+    """``acl-conformance run --adapter cann`` with these adapter options."""
+    cmd = [str(Path(sys.executable).parent / "acl-conformance"), "run", "--adapter", "cann"]
+    cmd += ["--report-dir", str(tmp / "report")]
     for o in options:
         cmd += ["--adapter-option", o]
-    python_bin = Path(__import__("sys").executable).parent
     return subprocess.run(
-        [str(python_bin / cmd[0]), *cmd[1:]],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp,
-        env=clean_env(),
+        cmd, capture_output=True, text=True, timeout=300, cwd=tmp, env=clean_env()
     )
 
 

@@ -1,59 +1,12 @@
 """The ``cann`` adapter: the contract of ``adapters/base.py`` spoken to a conformance agent.
 
 The agent (``agent/agent.cpp``) is an executable holding the fixture device
-variables; this adapter starts it, speaks the protocol of ``PROTOCOL.md`` through
-:class:`~acl_conformance.adapters.cann.client.AgentProcess`, and maps every
-contract call onto one request.  Codes come first and outputs follow in
-``OUTPUTS`` order, as for every adapter.
-
-Options (strings, as ``--acl-adapter-option KEY=VALUE`` gives them):
-
-``agent=PATH``
-    a prebuilt agent (e.g. built for CANN with ``agent/CMakeLists.txt``);
-    environment fallback ``ACL_CONFORMANCE_AGENT``.
-``lib=PATH`` [``include=DIR``]
-    build the agent with the system compiler against this shared library (any
-    library exporting the ACL C functions and ``aclConformanceRegisterVariable``);
-    ``include`` is a directory with the vendor's ``acl/acl.h`` (default: ours).
-``double=1`` | ``double=VARIANT[,VARIANT]``
-    build the bundled C double and the agent against it; variants plant bugs or
-    faults: ``bound-off-by-one``, ``kind-unchecked``, ``pageable-late``,
-    ``segv-on:<ACL function>``, ``hang-sync``, ``stream-limit:<N>``; or stand for
-    another release: ``no-symbol-apis``.
-``ascend_home_path=DIR`` [``soc_version=SOC``]
-    build the agent for CANN with CMake and the ASC toolchain (environment
-    fallback ``ASCEND_HOME_PATH``; needs ``ASCENDC_CMAKE_DIR`` and ``SOC_VERSION``).
-``timeout=SECONDS``
-    the limit on every call (default 15, well below the suite's
-    ``--acl-call-timeout`` of 60): past it the agent is killed and the call
-    raises CallTimeout (TIMEOUT).
-``sanitize=1`` [``sanitizer_log=DIR``]
-    build agent and double (or agent and ``lib``) with AddressSanitizer and
-    UndefinedBehaviorSanitizer; reports go to ``DIR/asan.<pid>`` and
-    ``DIR/ubsan.<pid>`` (default: a directory in the build cache).
-``devices=N``
-    the double's device count (``ACL_DOUBLE_DEVICES``; default 2).
-``spread=auto|1|0``
-    under pytest-xdist, give each worker a different first device (default auto).
-``isolation=example|test|run``
-    how long one agent serves (default ``example``): a fresh agent for every harness
-    (each Hypothesis example and shrink step), for every test, or for the whole run
-    (per worker).  See "Isolation" below.
-``fork=auto|1|0``
-    make fresh agents as forks of a fork server rather than new executions (default
-    ``auto``: for the bundled double, which starts no thread before its first call; a
-    library that does must not be forked).  Only with ``isolation`` example or test.
-
-Precedence when several are given: agent, lib, double, ascend_home_path, then the
-environment (``ACL_CONFORMANCE_AGENT``, ``ASCEND_HOME_PATH``).
-
-Devices under pytest-xdist (``spread``): worker ``gwK`` starts its agent with
-``ASCEND_RT_VISIBLE_DEVICES`` set to the device list rotated by K (with devices
-0,1: ``gw0`` sees ``0,1``, ``gw1`` sees ``1,0``).  Each worker's device 0 is then
-a different physical device, so the single-device tests (nearly all of them) are
-spread over the devices, while every worker still sees every device and the
-two-device tests keep two.  An ``ASCEND_RT_VISIBLE_DEVICES`` already set is the
-list rotated; otherwise the device count is asked of the agent once.
+variables; this adapter starts it (:mod:`.backend` finds or builds it, :mod:`.pool`
+starts it), speaks the protocol of ``PROTOCOL.md`` through
+:class:`~acl_conformance.adapters.cann.client.AgentProcess`, and forwards every
+contract call as one request, encoded and decoded by :mod:`.wire` from ``CALLS``.
+Codes come first and outputs follow, as for every adapter.  The options are listed in
+:mod:`.options`; docs/cann-backend.md is the vendor's guide.
 
 Isolation: state a backend keeps from call to call (a per-process table that fills up, a
 leak, a counter) must not fail a later test.  With one agent per run, every test, example
@@ -77,200 +30,23 @@ Calls are never made by the harness in a worker thread of its own
 
 from __future__ import annotations
 
-import functools
 import itertools
-import os
 import threading
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
 from acl_conformance.reference_impl.calls import render_call
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED, ACL_SUCCESS
 
-from . import build
-from .client import PROTOCOL_VERSION, AgentDied, AgentProcess, Reply, environment
+from . import wire
+from .backend import agent_environment, resolve_backend
+from .client import PROTOCOL_VERSION, AgentProcess
+from .devices import visible_devices
+from .options import ISOLATIONS, Options
 from .pool import SPARES, AgentSpec
-
-_U64 = (1 << 64) - 1
-_U32 = (1 << 32) - 1
-
-DEFAULT_TIMEOUT = 15.0
-ISOLATIONS = ("example", "test", "run")
-"""The values of ``isolation``, most isolated first; the first is the default."""
-VOLATILE_ENVIRONMENT = ("PYTEST_CURRENT_TEST",)
-"""Not passed to the agent: pytest changes it for every test and phase, and an agent
-started for one test must be as good for the next (a warm spare)."""
-
-
-def _ptr(value: int) -> int:
-    """``(uintptr_t)value`` / ``(size_t)value`` on a 64-bit platform."""
-    return int(value) & _U64
-
-
-def _i32(value: int) -> int:
-    v = int(value) & _U32
-    return v - (1 << 32) if v & (1 << 31) else v
-
-
-def _u32(value: int) -> int:
-    return int(value) & _U32
-
-
-def _flag(name: str, value: str) -> bool:
-    v = value.strip().lower()
-    if v in ("1", "true", "yes", "on"):
-        return True
-    if v in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"cann option {name}={value!r}: expected 1 or 0")
-
-
-@dataclass(frozen=True)
-class Options:
-    """The adapter's options, validated."""
-
-    agent: str | None = None
-    lib: str | None = None
-    include: str | None = None
-    double: str | None = None
-    ascend_home_path: str | None = None
-    soc_version: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    sanitize: bool = False
-    sanitizer_log: str | None = None
-    devices: int | None = None
-    spread: str = "auto"
-    isolation: str = ISOLATIONS[0]
-    fork: str = "auto"
-
-    @classmethod
-    def parse(cls, raw: Mapping[str, Any]) -> Options:
-        """From strings (or values); ValueError, one line, naming the bad option."""
-        names = [f.name for f in fields(cls)]
-        unknown = sorted(set(raw) - set(names))
-        if unknown:
-            raise ValueError(f"unknown cann option {unknown[0]!r} (known: {', '.join(names)})")
-        s = {k: str(v) for k, v in raw.items() if v is not None}
-        try:
-            timeout = float(s.get("timeout", DEFAULT_TIMEOUT))
-        except ValueError:
-            raise ValueError(f"cann option timeout={s['timeout']!r}: expected seconds") from None
-        if not timeout > 0:
-            raise ValueError(f"cann option timeout={timeout:g}: must be > 0")
-        devices: int | None = None
-        if "devices" in s:
-            try:
-                devices = int(s["devices"])
-            except ValueError:
-                raise ValueError(
-                    f"cann option devices={s['devices']!r}: expected an integer"
-                ) from None
-            if not 1 <= devices <= 64:
-                raise ValueError(f"cann option devices={devices}: 1 to 64")
-        spread = s.get("spread", "auto").lower()
-        if spread not in ("auto", "1", "0", "on", "off", "true", "false"):
-            raise ValueError(f"cann option spread={spread!r}: expected auto, 1 or 0")
-        isolation = s.get("isolation", ISOLATIONS[0]).strip().lower()
-        if isolation not in ISOLATIONS:
-            raise ValueError(
-                f"cann option isolation={s['isolation']!r}: expected {', '.join(ISOLATIONS)}"
-            )
-        fork = s.get("fork", "auto").strip().lower()
-        if fork not in ("auto", "1", "0"):
-            raise ValueError(f"cann option fork={s['fork']!r}: expected auto, 1 or 0")
-        double = s.get("double")
-        if double is not None:
-            if double.strip().lower() in ("0", "false", "no", "off"):
-                double = None
-            else:
-                build.double_defines(double)  # ValueError for an unknown variant
-        return cls(
-            agent=s.get("agent") or None,
-            lib=s.get("lib") or None,
-            include=s.get("include") or None,
-            double=double,
-            ascend_home_path=s.get("ascend_home_path") or None,
-            soc_version=s.get("soc_version") or None,
-            timeout=timeout,
-            sanitize=_flag("sanitize", s.get("sanitize", "0")),
-            sanitizer_log=s.get("sanitizer_log") or None,
-            devices=devices,
-            spread=spread,
-            isolation=isolation,
-            fork=fork,
-        )
-
-
-@dataclass(frozen=True)
-class Backend:
-    """Which agent to run, and how to describe it."""
-
-    agent: Path
-    source: str
-    """``double``, ``lib``, ``agent`` or ``cann``."""
-    ascend_home: Path | None = None
-
-
-def resolve_backend(opts: Options) -> Backend:
-    """Find or build the agent the options ask for (ValueError / BuildError: one line)."""
-    if opts.agent:
-        path = Path(opts.agent)
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"cann option agent={opts.agent!r}: not an executable file")
-        return Backend(path, "agent")
-    if opts.lib:
-        include = (Path(opts.include),) if opts.include else ()
-        if opts.include and not (Path(opts.include) / "acl" / "acl.h").is_file():
-            raise ValueError(f"cann option include={opts.include!r}: no acl/acl.h there")
-        return Backend(build.build_agent(Path(opts.lib), include, opts.sanitize), "lib")
-    if opts.double is not None:
-        defines = build.double_defines(opts.double)
-        return Backend(build.build_agent_with_double(defines, opts.sanitize), "double")
-    if opts.ascend_home_path:
-        home = Path(opts.ascend_home_path)
-        return Backend(build.build_agent_asc(home, opts.soc_version), "cann", home)
-    env_agent = os.environ.get("ACL_CONFORMANCE_AGENT")
-    if env_agent:
-        return resolve_backend(Options.parse({"agent": env_agent}))
-    env_home = os.environ.get("ASCEND_HOME_PATH")
-    if env_home:
-        home = Path(env_home)
-        return Backend(build.build_agent_asc(home, opts.soc_version), "cann", home)
-    raise ValueError(
-        "no backend: give agent=PATH (a built agent), lib=PATH (a library to build against), "
-        "double=1 (the bundled C double) or ascend_home_path=DIR, "
-        "or set ACL_CONFORMANCE_AGENT or ASCEND_HOME_PATH"
-    )
-
-
-@functools.lru_cache(maxsize=8)
-def _probe_device_count(agent: Path, env_items: tuple[tuple[str, str], ...]) -> int:
-    """How many devices an agent sees (started once per process and agent)."""
-    proc = AgentProcess([str(agent)], dict(env_items), timeout=30)
-    try:
-        reply = proc.call(0, "hello", label="hello (device probe)")
-        code, count = int(reply.outputs[5]), int(reply.outputs[6])
-        return count if code == ACL_SUCCESS else 1
-    finally:
-        proc.close()
-
-
-def xdist_worker_index() -> int | None:
-    """K of pytest-xdist worker ``gwK``, or None outside xdist."""
-    name = os.environ.get("PYTEST_XDIST_WORKER", "")
-    if name.startswith("gw") and name[2:].isdigit():
-        return int(name[2:])
-    return None
-
-
-def spread_devices(base: list[str], worker: int) -> str:
-    """The device list ``base`` rotated so that worker ``worker`` starts on its own device."""
-    k = worker % len(base)
-    return ",".join(base[k:] + base[:k])
+from .process import AgentDied, environment
 
 
 class _ThreadToken:
@@ -293,7 +69,7 @@ class _Label:
 
     __slots__ = ("args", "name")
 
-    def __init__(self, name: str, args: dict[str, Any]) -> None:
+    def __init__(self, name: str, args: Mapping[str, Any]) -> None:
         self.name = name
         self.args = args
 
@@ -320,43 +96,8 @@ class CannAdapter(Adapter):
         opts = self.options
         self.isolation = opts.isolation
         self.backend = resolve_backend(opts)
-        env: dict[str, str | None] = dict.fromkeys(VOLATILE_ENVIRONMENT)
-        if opts.devices is not None:
-            env["ACL_DOUBLE_DEVICES"] = str(opts.devices)
-        if self.backend.ascend_home is not None:
-            home = self.backend.ascend_home
-            env["ASCEND_HOME_PATH"] = str(home)
-            paths = [str(home / "runtime" / "lib64"), str(home / "lib64")]
-            old = os.environ.get("LD_LIBRARY_PATH")
-            env["LD_LIBRARY_PATH"] = ":".join([*paths, *([old] if old else [])])
-        if opts.sanitize:
-            logs = Path(opts.sanitizer_log or build.cache_root() / "sanitizer-logs")
-            logs.mkdir(parents=True, exist_ok=True)
-            self.sanitizer_log: Path | None = logs
-            env["ASAN_OPTIONS"] = ":".join(
-                x
-                for x in (
-                    f"log_path={logs / 'asan'}",
-                    "halt_on_error=1",
-                    "detect_leaks=1",
-                    "abort_on_error=0",
-                    os.environ.get("ASAN_OPTIONS", ""),
-                )
-                if x
-            )
-            env["UBSAN_OPTIONS"] = ":".join(
-                x
-                for x in (
-                    f"log_path={logs / 'ubsan'}",
-                    "print_stacktrace=1",
-                    "halt_on_error=1",
-                    os.environ.get("UBSAN_OPTIONS", ""),
-                )
-                if x
-            )
-        else:
-            self.sanitizer_log = None
-        visible = self._visible_devices(env)
+        env, self.sanitizer_log = agent_environment(opts, self.backend)
+        visible = visible_devices(opts.spread, self.backend.agent, env)
         if visible is not None:
             env["ASCEND_RT_VISIBLE_DEVICES"] = visible
         self.environment = environment(env)
@@ -382,30 +123,7 @@ class CannAdapter(Adapter):
             self._agent.close()
             raise
 
-    @classmethod
-    def from_options(cls, options: Mapping[str, str] | None = None) -> CannAdapter:
-        return cls(**dict(options or {}))
-
     # -- set-up ----------------------------------------------------------------------
-    def _visible_devices(self, env: Mapping[str, str | None]) -> str | None:
-        opts = self.options
-        if opts.spread in ("0", "off", "false"):
-            return None
-        worker = xdist_worker_index()
-        if worker is None:
-            return None
-        given = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
-        if given:
-            base = [d.strip() for d in given.split(",") if d.strip()]
-        else:
-            probe_env = environment(env)
-            probe_env.pop("ASCEND_RT_VISIBLE_DEVICES", None)
-            count = _probe_device_count(self.backend.agent, tuple(sorted(probe_env.items())))
-            base = [str(i) for i in range(count)]
-        if len(base) < 2:
-            return None
-        return spread_devices(base, worker)
-
     def _hello(self) -> None:
         reply = self._agent.call(0, "hello", label="hello")
         out = [o.decode() for o in reply.outputs]
@@ -431,13 +149,15 @@ class CannAdapter(Adapter):
 
     # -- identity ----------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
+        """What the options declare (``devices``: what the backend reports unless given)."""
+        opts = self.options
         return Capabilities(
-            devices=self._devices,
-            default_stream=True,
-            events=True,
-            host_register=True,
+            devices=opts.devices if opts.devices is not None else self._devices,
+            default_stream=opts.default_stream,
+            events=opts.events,
+            host_register=opts.host_register,
             gate=True,
-            threads=True,
+            threads=opts.threads,
             symbol_apis=self.symbol_apis,
         )
 
@@ -462,7 +182,7 @@ class CannAdapter(Adapter):
         self._closed = True
         self._agent.close()
 
-    # -- plumbing ------------------------------------------------------------------------
+    # -- forwarding ------------------------------------------------------------------------
     def _thread(self) -> int:
         token: _ThreadToken | None = getattr(self._local, "token", None)
         if token is None:
@@ -471,176 +191,148 @@ class CannAdapter(Adapter):
             weakref.finalize(token, _bye, weakref.ref(self._agent), token.tid)
         return token.tid
 
-    def _call(
-        self,
-        name: str,
-        args: dict[str, Any],
-        wire: tuple[int | str, ...],
-        payload: bytes | None = None,
-    ) -> Reply:
-        return self._agent.call(
-            self._thread(),
-            name,
-            wire,
-            payload,
-            label=_Label(name, args),
+    def _forward(self, name: str, args: dict[str, Any]) -> tuple[Any, ...]:
+        """Contract call ``name`` made by the agent: ``(code, *outputs)``."""
+        call = wire.encode(name, args)
+        reply = self._agent.call(
+            self._thread(), name, call.fields, call.payload, label=_Label(name, args)
         )
+        return wire.decode(name, reply)
 
-    def _code(self, name: str, args: dict[str, Any], wire: tuple[int | str, ...]) -> int:
-        return self._call(name, args, wire).code
+    def _code(self, name: str, **args: Any) -> int:
+        return int(self._forward(name, args)[0])
 
-    def _code_out(
-        self, name: str, args: dict[str, Any], wire: tuple[int | str, ...]
-    ) -> tuple[int, int]:
-        r = self._call(name, args, wire)
-        return r.code, int(r.outputs[0])
+    def _code_int(self, name: str, **args: Any) -> tuple[int, int]:
+        code, out = self._forward(name, args)
+        return int(code), int(out)
 
     # -- process and devices ---------------------------------------------------------------
     def init(self, config_path: str | None = None) -> int:
-        payload = config_path.encode() if config_path is not None else None
-        r = self._call(
-            "init", {"config_path": config_path}, (1 if payload is not None else 0,), payload
-        )
-        return r.code
+        return self._code("init", config_path=config_path)
 
     def finalize(self) -> int:
-        return self._code("finalize", {}, ())
+        return self._code("finalize")
 
     def get_version_str(self) -> tuple[int, str]:
-        r = self._call("get_version_str", {}, ())
-        return r.code, r.payload.decode(errors="replace")
+        code, version = self._forward("get_version_str", {})
+        return int(code), str(version)
 
     def set_device(self, device_id: int) -> int:
-        return self._code("set_device", {"device_id": device_id}, (_i32(device_id),))
+        return self._code("set_device", device_id=device_id)
 
     def get_device(self) -> tuple[int, int]:
-        return self._code_out("get_device", {}, ())
+        return self._code_int("get_device")
 
     def reset_device(self, device_id: int) -> int:
-        return self._code("reset_device", {"device_id": device_id}, (_i32(device_id),))
+        return self._code("reset_device", device_id=device_id)
 
     def get_device_count(self) -> tuple[int, int]:
-        return self._code_out("get_device_count", {}, ())
+        return self._code_int("get_device_count")
 
     def synchronize_device(self) -> int:
-        return self._code("synchronize_device", {}, ())
+        return self._code("synchronize_device")
 
     # -- streams ------------------------------------------------------------------------------
     def create_stream(self, null_stream: bool = False) -> tuple[int, int]:
-        return self._code_out(
-            "create_stream", {"null_stream": null_stream}, (int(bool(null_stream)),)
-        )
+        return self._code_int("create_stream", null_stream=null_stream)
 
     def destroy_stream(self, stream: int) -> int:
-        return self._code("destroy_stream", {"stream": stream}, (_ptr(stream),))
+        return self._code("destroy_stream", stream=stream)
 
     def synchronize_stream(self, stream: int) -> int:
-        return self._code("synchronize_stream", {"stream": stream}, (_ptr(stream),))
+        return self._code("synchronize_stream", stream=stream)
 
     def synchronize_stream_with_timeout(self, stream: int, timeout: int) -> int:
-        return self._code(
-            "synchronize_stream_with_timeout",
-            {"stream": stream, "timeout": timeout},
-            (_ptr(stream), _i32(timeout)),
-        )
+        return self._code("synchronize_stream_with_timeout", stream=stream, timeout=timeout)
 
     def stream_query(self, stream: int) -> tuple[int, int]:
-        return self._code_out("stream_query", {"stream": stream}, (_ptr(stream),))
+        return self._code_int("stream_query", stream=stream)
 
     # -- events -------------------------------------------------------------------------------
     def create_event(self, null_event: bool = False) -> tuple[int, int]:
-        return self._code_out("create_event", {"null_event": null_event}, (int(bool(null_event)),))
+        return self._code_int("create_event", null_event=null_event)
 
     def record_event(self, event: int, stream: int) -> int:
-        return self._code(
-            "record_event", {"event": event, "stream": stream}, (_ptr(event), _ptr(stream))
-        )
+        return self._code("record_event", event=event, stream=stream)
 
     def stream_wait_event(self, stream: int, event: int) -> int:
-        return self._code(
-            "stream_wait_event", {"stream": stream, "event": event}, (_ptr(stream), _ptr(event))
-        )
+        return self._code("stream_wait_event", stream=stream, event=event)
 
     def synchronize_event(self, event: int) -> int:
-        return self._code("synchronize_event", {"event": event}, (_ptr(event),))
+        return self._code("synchronize_event", event=event)
 
     def destroy_event(self, event: int) -> int:
-        return self._code("destroy_event", {"event": event}, (_ptr(event),))
+        return self._code("destroy_event", event=event)
 
     # -- host memory --------------------------------------------------------------------------
     def malloc_host(self, size: int, null_host_ptr: bool = False) -> tuple[int, int]:
-        return self._code_out(
-            "malloc_host",
-            {"size": size, "null_host_ptr": null_host_ptr},
-            (_ptr(size), int(bool(null_host_ptr))),
-        )
+        return self._code_int("malloc_host", size=size, null_host_ptr=null_host_ptr)
 
     def free_host(self, host_ptr: int) -> int:
-        return self._code("free_host", {"host_ptr": host_ptr}, (_ptr(host_ptr),))
+        return self._code("free_host", host_ptr=host_ptr)
 
     def malloc_pageable(self, size: int) -> tuple[int, int]:
-        return self._code_out("malloc_pageable", {"size": size}, (_ptr(size),))
+        return self._code_int("malloc_pageable", size=size)
 
     def free_pageable(self, ptr: int) -> int:
-        return self._code("free_pageable", {"ptr": ptr}, (_ptr(ptr),))
+        return self._code("free_pageable", ptr=ptr)
 
     def host_register(self, ptr: int, size: int, flag: int = ACL_HOST_REG_PINNED) -> int:
-        return self._code(
-            "host_register",
-            {"ptr": ptr, "size": size, "flag": flag},
-            (_ptr(ptr), _ptr(size), _u32(flag)),
-        )
+        return self._code("host_register", ptr=ptr, size=size, flag=flag)
 
     def host_unregister(self, ptr: int) -> int:
-        return self._code("host_unregister", {"ptr": ptr}, (_ptr(ptr),))
+        return self._code("host_unregister", ptr=ptr)
 
     def write_host(self, dst: int, data: bytes) -> int:
-        payload = bytes(data)
-        r = self._call("write_host", {"dst": dst, "data": payload}, (_ptr(dst),), payload)
-        return r.code
+        return self._code("write_host", dst=dst, data=bytes(data))
 
     def read_host(self, src: int, count: int) -> tuple[int, bytes]:
-        r = self._call("read_host", {"src": src, "count": count}, (_ptr(src), _ptr(count)))
-        return r.code, r.payload
+        code, data = self._forward("read_host", {"src": src, "count": count})
+        return int(code), bytes(data)
 
     # -- symbols ------------------------------------------------------------------------------
     def get_symbol_address(self, symbol: int, null_dev_ptr: bool = False) -> tuple[int, int]:
-        return self._code_out(
-            "get_symbol_address",
-            {"symbol": symbol, "null_dev_ptr": null_dev_ptr},
-            (_ptr(symbol), int(bool(null_dev_ptr))),
-        )
+        return self._code_int("get_symbol_address", symbol=symbol, null_dev_ptr=null_dev_ptr)
 
     def get_symbol_size(self, symbol: int, null_size: bool = False) -> tuple[int, int]:
-        return self._code_out(
-            "get_symbol_size",
-            {"symbol": symbol, "null_size": null_size},
-            (_ptr(symbol), int(bool(null_size))),
-        )
+        return self._code_int("get_symbol_size", symbol=symbol, null_size=null_size)
 
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
-        args = dict(symbol=symbol, src=src, count=count, offset=offset, kind=kind, stream=stream)
-        wire = (_ptr(symbol), _ptr(src), _ptr(count), _ptr(offset), _i32(kind), _ptr(stream))
-        return self._code("memcpy_to_symbol_async", args, wire)
+        return self._code(
+            "memcpy_to_symbol_async",
+            symbol=symbol,
+            src=src,
+            count=count,
+            offset=offset,
+            kind=kind,
+            stream=stream,
+        )
 
     def memcpy_to_symbol(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
-        args = dict(symbol=symbol, src=src, count=count, offset=offset, kind=kind)
-        wire = (_ptr(symbol), _ptr(src), _ptr(count), _ptr(offset), _i32(kind))
-        return self._code("memcpy_to_symbol", args, wire)
+        return self._code(
+            "memcpy_to_symbol", symbol=symbol, src=src, count=count, offset=offset, kind=kind
+        )
 
     def memcpy_from_symbol(
         self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int
     ) -> int:
-        args = dict(dst=dst, dst_max=dst_max, symbol=symbol, count=count, offset=offset, kind=kind)
-        wire = (_ptr(dst), _ptr(dst_max), _ptr(symbol), _ptr(count), _ptr(offset), _i32(kind))
-        return self._code("memcpy_from_symbol", args, wire)
+        return self._code(
+            "memcpy_from_symbol",
+            dst=dst,
+            dst_max=dst_max,
+            symbol=symbol,
+            count=count,
+            offset=offset,
+            kind=kind,
+        )
 
     def memcpy_from_symbol_async(
         self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
-        args = dict(
+        return self._code(
+            "memcpy_from_symbol_async",
             dst=dst,
             dst_max=dst_max,
             symbol=symbol,
@@ -649,27 +341,18 @@ class CannAdapter(Adapter):
             kind=kind,
             stream=stream,
         )
-        wire = (
-            _ptr(dst),
-            _ptr(dst_max),
-            _ptr(symbol),
-            _ptr(count),
-            _ptr(offset),
-            _i32(kind),
-            _ptr(stream),
-        )
-        return self._code("memcpy_from_symbol_async", args, wire)
 
     # -- the stream gate ------------------------------------------------------------------------
     def launch_gate(self, stream: int) -> tuple[int, int]:
-        return self._code_out("launch_gate", {"stream": stream}, (_ptr(stream),))
+        return self._code_int("launch_gate", stream=stream)
 
     def open_gate(self, gate: int) -> int:
         """Answered by the agent's reading thread at once, even while calls wait for the gate.
 
         After the agent is gone (closed, crashed) nothing can be blocked any more: 0."""
+        call = wire.encode("open_gate", {"gate": gate})
         try:
-            return self._agent.call(0, "open_gate", (int(gate),), label=f"open_gate({gate})").code
+            return self._agent.call(0, "open_gate", call.fields, label=f"open_gate({gate})").code
         except AgentDied:
             return ACL_SUCCESS
 
@@ -679,4 +362,4 @@ def create(**options: str) -> CannAdapter:
     return CannAdapter(**options)
 
 
-__all__: list[str] = ["Backend", "CannAdapter", "Options", "create", "resolve_backend"]
+__all__: list[str] = ["CannAdapter", "create"]

@@ -27,20 +27,27 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import io
 import itertools
 import os
-import signal
 import subprocess
 import tempfile
 import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO
 
 from acl_conformance.adapters.base import CallTimeout
+
+from .process import (
+    AgentDied,
+    AgentProc,
+    describe_exit,
+    file_tail,
+    kill_group,
+    reap,
+)
+from .wire import ProtocolError, Reply, parse_answers, request_line
 
 PROTOCOL_VERSION = 2
 STDERR_TAIL = 1500
@@ -48,44 +55,6 @@ STDERR_TAIL = 1500
 READ_CHUNK = 1 << 20
 WATCH_TICK = 0.05
 """Seconds between two looks of the watchdog at the outstanding calls."""
-
-
-EXIT_UNKNOWN = -1000
-"""A ``returncode`` for an agent known to have ended whose exit status nobody could learn
-(a forked agent whose fork server died first)."""
-
-
-class AgentProc(Protocol):
-    """What :class:`AgentProcess` needs of the agent's process: :class:`subprocess.Popen`,
-    or a child of a fork server (``forkserver.ForkedChild``)."""
-
-    pid: int
-    returncode: int | None
-    stdin: IO[bytes] | None
-    stdout: IO[bytes] | None
-
-    def poll(self) -> int | None: ...
-
-    def wait(self, timeout: float | None = None) -> int: ...
-
-    def kill(self) -> None: ...
-
-
-class AgentDied(RuntimeError):
-    """The agent process ended while a call was outstanding, or before it was made."""
-
-
-class ProtocolError(RuntimeError):
-    """The agent rejected a request as malformed (a bug on this side, not the backend's)."""
-
-
-@dataclass
-class Reply:
-    """One answer: the aclError code, the output fields and the raw payload."""
-
-    code: int
-    outputs: list[bytes]
-    payload: bytes
 
 
 class _Slot:
@@ -110,44 +79,6 @@ def _watch(ref: weakref.ReferenceType[AgentProcess], stop: threading.Event) -> N
         if client is None or not client._check_deadlines():
             return
         del client
-
-
-def describe_exit(returncode: int | None) -> str:
-    """``was killed by signal 11 (SIGSEGV)``, ``exited with status 3``, ..."""
-    if returncode is None:
-        return "is still running"
-    if returncode == EXIT_UNKNOWN:
-        return "ended (its exit status is unknown)"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = "unknown signal"
-        return f"was killed by signal {-returncode} ({name})"
-    return f"exited with status {returncode}"
-
-
-def _kill(proc: AgentProc) -> None:
-    """SIGKILL the agent's process group (the agent leads it; helpers it started die too,
-    so that nothing keeps its stdout open).  A forked agent, which is not our child, is
-    killed through its pidfd (``ForkedChild.kill``)."""
-    if not isinstance(proc, subprocess.Popen):
-        proc.kill()
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        if proc.poll() is None:
-            proc.kill()
-
-
-def _reap(proc: AgentProc, stop: threading.Event) -> None:
-    """Finaliser: kill and reap an agent whose client was dropped without close()."""
-    stop.set()
-    if proc.poll() is None:
-        _kill(proc)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
 
 
 class AgentProcess:
@@ -213,7 +144,7 @@ class AgentProcess:
         """Outstanding calls: request id -> (deadline, the call)."""
         self._kill_lock = threading.Lock()
         self._stop = threading.Event()
-        self._finalizer = weakref.finalize(self, _reap, self.proc, self._stop)
+        self._finalizer = weakref.finalize(self, reap, self.proc, self._stop)
         self._watchdog = threading.Thread(
             target=_watch,
             args=(weakref.ref(self), self._stop),
@@ -233,31 +164,15 @@ class AgentProcess:
     # -- reading answers (whoever holds the reader role) ------------------------------------
     def _parse(self) -> bool:
         """Hand out every whole answer in the buffer; True if one went to another caller."""
-        buf = self._buf
+        answers, used = parse_answers(self._buf)
         others = False
-        pos = 0
-        while True:
-            nl = buf.find(b"\n", pos)
-            if nl < 0:
-                break
-            fields = bytes(buf[pos:nl]).split()
-            end = nl + 1
-            payload = b""
-            if len(fields) > 2 and fields[-1].startswith(b"#"):
-                n = int(fields.pop()[1:])
-                if len(buf) - end < n:
-                    break  # the payload is still on its way
-                payload = bytes(buf[end : end + n])
-                end += n
-            pos = end
-            if len(fields) < 2:
-                continue
-            slot = self._pending.pop(int(fields[0]), None)
+        for rid, reply in answers:
+            slot = self._pending.pop(rid, None)
             if slot is not None:
-                slot.reply = Reply(int(fields[1]), fields[2:], payload)
+                slot.reply = reply
                 others = True
-        if pos:
-            del buf[:pos]
+        if used:
+            del self._buf[:used]
         return others
 
     def _pump(self, mine: _Slot) -> None:
@@ -334,13 +249,7 @@ class AgentProcess:
             self._cond.notify_all()
 
     def _stderr_tail(self) -> str:
-        try:
-            self._stderr.flush()
-            size = self._stderr.seek(0, io.SEEK_END)
-            self._stderr.seek(max(0, size - STDERR_TAIL))
-            text = self._stderr.read().decode(errors="replace").strip()
-        except (OSError, ValueError):
-            return ""
+        text = file_tail(self._stderr, STDERR_TAIL)
         return f"; its stderr ends: {' | '.join(text.splitlines()[-12:])}" if text else ""
 
     # -- requests ---------------------------------------------------------------------------
@@ -381,12 +290,7 @@ class AgentProcess:
         rid = next(self._ids)
         slot = _Slot()
         self._pending[rid] = slot
-        line = f"{rid} {thread} {command}"
-        if args:
-            line += " " + " ".join(map(str, args))
-        if payload is not None:
-            line += f" #{len(payload)}"
-        data = (line + "\n").encode()
+        data = request_line(rid, thread, command, tuple(args), payload)
         deadline = time.monotonic() + self.timeout
         self._deadlines[rid] = (deadline, label)
         with self._wlock:
@@ -433,7 +337,7 @@ class AgentProcess:
                 f"no answer within {self.timeout:g} s: the agent (pid {self.proc.pid}) was killed"
             )
             if self.proc.poll() is None:
-                _kill(self.proc)
+                kill_group(self.proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         self._death = self._timed_out
@@ -462,7 +366,7 @@ class AgentProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=self.quit_timeout)
         if self.proc.poll() is None:
-            _kill(self.proc)
+            kill_group(self.proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         self._stop.set()
@@ -482,23 +386,3 @@ class AgentProcess:
                 pass
         self._stderr.close()
         self._finalizer.detach()
-
-    def stderr_text(self) -> str:
-        """Everything the agent wrote to stderr so far."""
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            return self._stderr.read().decode(errors="replace")
-        except (OSError, ValueError):
-            return ""
-
-
-def environment(extra: Mapping[str, str | None]) -> dict[str, str]:
-    """This process's environment with ``extra`` set (a value of None removes the name)."""
-    env = dict(os.environ)
-    for k, v in extra.items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = v
-    return env

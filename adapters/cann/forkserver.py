@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-from .client import EXIT_UNKNOWN, AgentDied, describe_exit
+from .process import EXIT_UNKNOWN, AgentDied, describe_exit
 
 SPAWN_TIMEOUT = 30.0
 """Seconds a fork may take, the server's own start-up included."""

@@ -37,8 +37,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .client import AgentDied, AgentProcess
+from .client import AgentProcess
 from .forkserver import ForkServer
+from .process import AgentDied
 
 SPARE_LIMIT = 2
 """Spares kept at most, over every option set (one per option set is what a run needs:

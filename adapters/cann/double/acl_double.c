@@ -23,7 +23,7 @@
  *
  * Streams: each stream is a FIFO of tasks run by a worker thread of its own
  * (started with the first task).  A copy from page-locked memory (aclrtMallocHost,
- * or a range registered with aclrtHostRegister[V2]: decided by the source's start
+ * or a range registered with aclrtHostRegisterV2: decided by the source's start
  * pointer, as in CANN) is a task that reads the source when it runs; a copy from
  * pageable memory drains the stream, copies and returns.  Host functions
  * (aclrtLaunchHostFunc) run on the worker and hold the stream while they run.
@@ -306,16 +306,6 @@ static int ranges_remove_start(ranges_t *r, uintptr_t start)
     return 0;
 }
 
-static int ranges_contain(const ranges_t *r, uintptr_t p)
-{
-    for (size_t i = 0; i < r->n; i++) {
-        if (r->v[i].start <= p && (p < r->v[i].end || (p == r->v[i].start))) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static int ranges_overlap(const ranges_t *r, uintptr_t start, uintptr_t end)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -324,16 +314,6 @@ static int ranges_overlap(const ranges_t *r, uintptr_t start, uintptr_t end)
         }
     }
     return 0;
-}
-
-/* Is a copy whose host side starts at p page-locked?  Only the start pointer decides. */
-static int is_pinned(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    pthread_mutex_lock(&g_mu);
-    int pinned = ranges_contain(&g_host_allocs, a) || ranges_contain(&g_registered, a);
-    pthread_mutex_unlock(&g_mu);
-    return pinned;
 }
 
 /* --------------------------------------------------------------- contexts -- */
@@ -625,24 +605,6 @@ aclError aclFinalize(void)
     return code;
 }
 
-const char *aclGetRecentErrMsg(void)
-{
-    ENTER();
-    return NULL; /* the double keeps no messages */
-}
-
-aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
-{
-    ENTER();
-    if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    *majorVersion = ACL_MAJOR_VERSION;
-    *minorVersion = ACL_MINOR_VERSION;
-    *patchVersion = ACL_PATCH_VERSION;
-    return ACL_SUCCESS;
-}
-
 static const char *variant_text(void)
 {
     return ""
@@ -810,7 +772,7 @@ static stream_t *end_context_locked(device_t *d)
     return dying;
 }
 
-static aclError reset_device(int32_t deviceId, int force)
+static aclError reset_device(int32_t deviceId)
 {
     ensure_init();
     if (deviceId < 0 || deviceId >= g_ndev) {
@@ -822,7 +784,7 @@ static aclError reset_device(int32_t deviceId, int force)
         pthread_mutex_unlock(&g_mu);
         return ACL_SUCCESS;
     }
-    d->refcount = force ? 0 : d->refcount - 1;
+    d->refcount--;
     if (d->refcount > 0 || !d->live) {
         pthread_mutex_unlock(&g_mu);
         return ACL_SUCCESS;
@@ -843,13 +805,7 @@ static aclError reset_device(int32_t deviceId, int force)
 aclError aclrtResetDevice(int32_t deviceId)
 {
     ENTER();
-    return reset_device(deviceId, 0);
-}
-
-aclError aclrtResetDeviceForce(int32_t deviceId)
-{
-    ENTER();
-    return reset_device(deviceId, 1);
+    return reset_device(deviceId);
 }
 
 aclError aclrtGetDevice(int32_t *deviceId)
@@ -995,12 +951,6 @@ aclError aclrtDestroyStream(aclrtStream stream)
 {
     ENTER();
     return destroy_stream(stream);
-}
-
-aclError aclrtDestroyStreamForce(aclrtStream stream)
-{
-    ENTER();
-    return destroy_stream(stream); /* the double waits here too: tasks are never dropped */
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
@@ -1329,24 +1279,6 @@ aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
     return register_range(ptr, size);
 }
 
-aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type, void **devPtr)
-{
-    ENTER();
-    ensure_init();
-    if (ptr == NULL || size == 0 || devPtr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (type != ACL_HOST_REGISTER_MAPPED && type != ACL_HOST_REGISTER_IOMEMORY &&
-        type != ACL_HOST_REGISTER_READONLY) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    aclError code = register_range(ptr, size);
-    if (code == ACL_SUCCESS) {
-        *devPtr = ptr; /* host memory is the device's memory here */
-    }
-    return code;
-}
-
 aclError aclrtHostUnregister(void *ptr)
 {
     ENTER();
@@ -1361,6 +1293,28 @@ aclError aclrtHostUnregister(void *ptr)
 }
 
 /* --------------------------------------------------------------- copies -- */
+
+#ifndef ACL_DOUBLE_NO_SYMBOL_APIS /* the symbol APIs and their helpers */
+
+static int ranges_contain(const ranges_t *r, uintptr_t p)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].start <= p && (p < r->v[i].end || (p == r->v[i].start))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Is a copy whose host side starts at p page-locked?  Only the start pointer decides. */
+static int is_pinned(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    pthread_mutex_lock(&g_mu);
+    int pinned = ranges_contain(&g_host_allocs, a) || ranges_contain(&g_registered, a);
+    pthread_mutex_unlock(&g_mu);
+    return pinned;
+}
 
 /*
  * A copy that is either a task (page-locked host side: read or written when it
@@ -1395,34 +1349,6 @@ static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtSt
     memcpy(dst, src, count);
     return ACL_SUCCESS;
 }
-
-aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
-{
-    ENTER();
-    ensure_init();
-    if (dst == NULL || src == NULL || count > destMax || (int)kind < 0 || (int)kind > 3) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (count != 0 && dst != src) {
-        memmove(dst, src, count);
-    }
-    return ACL_SUCCESS;
-}
-
-aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
-                          aclrtMemcpyKind kind, aclrtStream stream)
-{
-    ENTER();
-    ensure_init();
-    if (dst == NULL || src == NULL || count == 0 || count > destMax || (int)kind < 0 ||
-        (int)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    const void *host = kind == ACL_MEMCPY_DEVICE_TO_HOST ? (const void *)dst : src;
-    return copy_on_stream(dst, src, count, stream, host, 0);
-}
-
-#ifndef ACL_DOUBLE_NO_SYMBOL_APIS /* the symbol APIs and their helpers */
 
 /*
  * GetSymbolInfo and the bounds checks, in CANN's order: a current context (107002),

@@ -91,12 +91,6 @@ typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
 } aclrtMemcpyKind;
 
-typedef enum {
-    ACL_HOST_REGISTER_MAPPED = 0,
-    ACL_HOST_REGISTER_IOMEMORY = 0x04,
-    ACL_HOST_REGISTER_READONLY = 0x08
-} aclrtHostRegisterType;
-
 /* Both callback typedefs of acl_rt.h; they name the same function type. */
 typedef void (*aclrtCallback)(void *userData);
 typedef void (*aclrtHostFunc)(void *args);
@@ -104,15 +98,11 @@ typedef void (*aclrtHostFunc)(void *args);
 /* ---- initialisation, errors, versions ----------------------------------- */
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
-ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
-ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
-                                             int32_t *patchVersion);
 ACL_FUNC_VISIBILITY aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
 
 /* ---- devices ------------------------------------------------------------- */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
-ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
@@ -120,7 +110,6 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
 /* ---- streams ------------------------------------------------------------- */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
-ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
@@ -136,16 +125,8 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
 /* ---- host memory --------------------------------------------------------- */
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
-ACL_FUNC_VISIBILITY aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type,
-                                               void **devPtr);
 ACL_FUNC_VISIBILITY aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtHostUnregister(void *ptr);
-
-/* ---- copies -------------------------------------------------------------- */
-ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
-                                         aclrtMemcpyKind kind);
-ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
-                                              aclrtMemcpyKind kind, aclrtStream stream);
 
 /* ---- device variables (symbols) ----------------------------------------- */
 ACL_FUNC_VISIBILITY aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr);

@@ -1,0 +1,180 @@
+"""The wire codec of the agent protocol (PROTOCOL.md), derived from ``CALLS``.
+
+A contract call travels as one request line: the command is the call's name, its
+fields are the call's parameters in C order (``CALLS[name].params``) followed by one
+``null_<output>`` flag for each output the contract lets a caller pass as NULL.  Its
+answer carries the code and the outputs in ``CALLS[name].outputs`` order.
+
+How a value travels follows its C type:
+
+- strings and byte buffers (``char*``, ``const char*``, and the bytes ``data`` of
+  ``write_host`` / ``read_host``) travel as the payload; a ``const char*`` that may
+  be NULL is preceded by a field ``1`` (given) or ``0`` (NULL);
+- pointers, handles, ``size_t`` and ``uint64_t`` are unsigned 64-bit decimals;
+- ``int32_t``, ``int`` and ``aclrtMemcpyKind`` are signed 32-bit, passed on unchanged
+  (out-of-enum kinds reach the backend); ``uint32_t`` is unsigned 32-bit.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.reference_impl.calls import CALLS, CallSpec, Param
+
+_U64 = (1 << 64) - 1
+_U32 = (1 << 32) - 1
+
+
+class ProtocolError(RuntimeError):
+    """The agent rejected a request as malformed (a bug on this side, not the backend's)."""
+
+
+@dataclass
+class Reply:
+    """One answer: the aclError code, the output fields and the raw payload."""
+
+    code: int
+    outputs: list[bytes]
+    payload: bytes
+
+
+def u64(value: int) -> int:
+    """``(uintptr_t)value`` / ``(size_t)value`` on a 64-bit platform."""
+    return int(value) & _U64
+
+
+def i32(value: int) -> int:
+    """``(int32_t)value``."""
+    v = int(value) & _U32
+    return v - (1 << 32) if v & (1 << 31) else v
+
+
+def u32(value: int) -> int:
+    """``(uint32_t)value``."""
+    return int(value) & _U32
+
+
+def _is_text(p: Param) -> bool:
+    return p.ctype.replace("const ", "") == "char*"
+
+
+def _is_buffer(p: Param) -> bool:
+    """Bytes that travel themselves (the payload), not their address."""
+    return _is_text(p) or p.name == "data"
+
+
+_SIGNED_32 = ("int32_t", "int", "aclrtMemcpyKind")
+_UNSIGNED_32 = ("uint32_t",)
+_UNSIGNED_64 = ("size_t", "uint64_t", "aclrtStream", "aclrtEvent")
+
+
+def _field(p: Param, value: Any) -> int:
+    """One numeric argument as its wire field (ValueError for a C type with no rule)."""
+    if p.ctype in _SIGNED_32:
+        return i32(value)
+    if p.ctype in _UNSIGNED_32:
+        return u32(value)
+    if p.ctype in _UNSIGNED_64 or p.ctype.endswith("*"):
+        return u64(value)
+    raise ValueError(f"no wire encoding for {p.ctype} {p.name}")
+
+
+def null_flags(name: str) -> tuple[str, ...]:
+    """The ``null_<output>`` flags the contract method of ``name`` takes, in output order."""
+    method = getattr(Adapter, name)
+    taken = inspect.signature(method).parameters
+    return tuple(f"null_{o.name}" for o in CALLS[name].outputs if f"null_{o.name}" in taken)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A call on the wire: its fields and its payload (None: no payload)."""
+
+    fields: tuple[int, ...]
+    payload: bytes | None
+
+
+def encode(name: str, args: Mapping[str, Any]) -> Encoded:
+    """The request fields and payload of contract call ``name`` with ``args``."""
+    spec: CallSpec = CALLS[name]
+    fields: list[int] = []
+    payload: bytes | None = None
+    for p in spec.params:
+        value = args.get(p.name)
+        if _is_buffer(p):
+            if _is_text(p):
+                fields.append(0 if value is None else 1)
+            if value is not None:
+                payload = value.encode() if isinstance(value, str) else bytes(value)
+        else:
+            fields.append(_field(p, value))
+    fields.extend(int(bool(args.get(flag, False))) for flag in _NULL_FLAGS[name])
+    return Encoded(tuple(fields), payload)
+
+
+def decode(name: str, reply: Reply) -> tuple[Any, ...]:
+    """``(code, *outputs)`` of contract call ``name``: what the contract method returns."""
+    out: list[Any] = [reply.code]
+    numbers = iter(reply.outputs)
+    for o in CALLS[name].outputs:
+        if _is_text(o):
+            out.append(reply.payload.decode(errors="replace"))
+        elif _is_buffer(o):
+            out.append(reply.payload)
+        else:
+            field = next(numbers, None)
+            if field is None:
+                raise ProtocolError(f"{name}: the agent's answer lacks the output {o.name}")
+            out.append(int(field))
+    return tuple(out)
+
+
+def request_line(
+    rid: int, thread: int, command: str, args: tuple[int | str, ...], payload: bytes | None
+) -> bytes:
+    """``<id> <thread> <command> [<arg> ...] [#<n>]\\n`` (the payload follows it)."""
+    line = f"{rid} {thread} {command}"
+    if args:
+        line += " " + " ".join(map(str, args))
+    if payload is not None:
+        line += f" #{len(payload)}"
+    return (line + "\n").encode()
+
+
+def parse_answers(buf: bytearray) -> tuple[list[tuple[int, Reply]], int]:
+    """The whole answers at the start of ``buf`` and how many bytes they take (an answer
+    whose payload is still on its way ends the list)."""
+    answers: list[tuple[int, Reply]] = []
+    pos = 0
+    while True:
+        nl = buf.find(b"\n", pos)
+        if nl < 0:
+            break
+        fields = bytes(buf[pos:nl]).split()
+        end = nl + 1
+        payload = b""
+        if len(fields) > 2 and fields[-1].startswith(b"#"):
+            n = int(fields.pop()[1:])
+            if len(buf) - end < n:
+                break
+            payload = bytes(buf[end : end + n])
+            end += n
+        pos = end
+        if len(fields) >= 2:
+            answers.append((int(fields[0]), Reply(int(fields[1]), fields[2:], payload)))
+    return answers, pos
+
+
+WIRE_CALLS: tuple[str, ...] = tuple(n for n in CALLS if hasattr(Adapter, n))
+"""The contract calls the agent answers as commands of the same name."""
+
+_NULL_FLAGS: dict[str, tuple[str, ...]] = {n: null_flags(n) for n in WIRE_CALLS}
+
+for _name in WIRE_CALLS:  # every C type of the table has a rule (fails at import, not mid-run)
+    for _p in CALLS[_name].params:
+        if not _is_buffer(_p):
+            _field(_p, 0)

@@ -59,11 +59,18 @@ def _metadata(whl: Path) -> Message:
 
 
 def license_warnings(log: str) -> list[str]:
-    """The lines of a build log that warn about the license or deprecated metadata."""
+    """The lines of a build log that warn about the license, deprecated metadata, or data
+    folders that are not listed as packages ("... would be ignored", "absent from the
+    `packages` configuration")."""
     found = []
     for line in log.splitlines():
         low = line.lower()
-        if "deprecat" in low or ("licen" in low and ("warn" in low or "supersede" in low)):
+        unlisted = "would be ignored" in low or "absent from the `packages`" in low
+        if (
+            unlisted
+            or "deprecat" in low
+            or ("licen" in low and ("warn" in low or "supersede" in low))
+        ):
             found.append(line.strip())
     return found
 
@@ -81,8 +88,10 @@ def test_the_warning_check_can_fail() -> None:
         "as a TOML table is deprecated\n"
         "  adding license file 'LICENSE'\n"
         "  SetuptoolsWarning: License classifiers have been superseded by license expressions\n"
+        "  Package 'acl_conformance.adapters.cann.agent' is absent from the `packages` "
+        "configuration.\n"
     )
-    assert len(license_warnings(log)) == 2
+    assert len(license_warnings(log)) == 3
 
 
 def test_license_is_an_spdx_expression_with_its_file(build: tuple[Path, str]) -> None:

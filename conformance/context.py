@@ -80,7 +80,7 @@ class Suite:
         """A freshly resolved and initialised backend (raises AdapterResolutionError;
         BackendTimeout when aclInit or aclsysGetVersionStr does not return)."""
         inner: Adapter = resolve(self.adapter_name, dict(self.adapter_options))
-        adapter = Traced(inner)
+        adapter = Traced.around(inner)
         code = self._bounded(adapter, "aclInit(NULL)", lambda: adapter.init(None))
         if code != 0:
             self._close(adapter)

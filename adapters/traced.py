@@ -74,7 +74,7 @@ class Traced(Adapter):
     def record(self, name: str, args: Mapping[str, Any]) -> CallRecord:
         """Make ``name(**args)`` on the wrapped adapter; the call's record (what the
         adapter raised is raised again, after it is recorded)."""
-        return self._make(name, dict(args))[0]
+        return self._make(name, _arguments(name, self, (), args))[0]
 
     def _make(self, name: str, args: dict[str, Any]) -> tuple[CallRecord, Any]:
         # Bytes-like arguments are recorded (and passed on) as bytes: a caller's
@@ -104,22 +104,32 @@ class Traced(Adapter):
         return rec, rec.code
 
 
+_SIGNATURES = {name: inspect.signature(getattr(Adapter, name)) for name in CALLS}
+
+
+def _arguments(
+    name: str, traced: Traced, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The arguments of a call by parameter name, defaults included (TypeError if the
+    contract's method does not take them)."""
+    bound = _SIGNATURES[name].bind(traced, *args, **kwargs)
+    bound.apply_defaults()
+    out = dict(bound.arguments)
+    del out["self"]
+    return out
+
+
 def _forwarder(name: str) -> Callable[..., Any]:
     """``Traced.<name>``: the contract's method, forwarded and recorded (the arguments by
     parameter name, defaults included, as ``CALLS`` names them)."""
-    signature = inspect.signature(getattr(Adapter, name))
 
     def forward(self: Traced, *args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        call_args = dict(bound.arguments)
-        del call_args["self"]
-        return self._make(name, call_args)[1]
+        return self._make(name, _arguments(name, self, args, kwargs))[1]
 
     forward.__name__ = name
     forward.__qualname__ = f"Traced.{name}"
     forward.__doc__ = f"{CALLS[name].c_name}, forwarded to the wrapped adapter and recorded."
-    forward.__signature__ = signature  # type: ignore[attr-defined]
+    forward.__signature__ = _SIGNATURES[name]  # type: ignore[attr-defined]
     return forward
 
 

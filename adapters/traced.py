@@ -6,7 +6,7 @@ trace.  Its call methods are not written out one by one: they are made from
 the table of calls (``reference_impl/calls.py`` ``CALLS``) and the signatures
 of :class:`~.base.Adapter`'s abstract methods when this module is imported, so
 adding a call to the contract is adding a row to ``CALLS`` and an abstract
-method to ``Adapter``.
+method to ``Adapter`` (this module checks, when imported, that the two agree).
 """
 
 from __future__ import annotations
@@ -22,7 +22,32 @@ from typing import Any, cast
 from acl_conformance.reference_impl.calls import CALLS, output_names
 from acl_conformance.reference_impl.record import CallRecord
 
-from .base import Adapter, Capabilities, FixtureVariable
+from .base import CONTRACT_CALLS, Adapter, Capabilities, FixtureVariable
+
+
+def _check_contract() -> None:
+    """The contract's call methods and the table of calls describe the same calls, with
+    the same parameters in the same order (plus a ``null_<output>`` flag where the
+    contract can pass NULL for an out-parameter): fail loudly at import otherwise."""
+    methods, table = set(CONTRACT_CALLS), set(CALLS)
+    if methods != table:
+        raise TypeError(
+            "the contract and reference_impl/calls.py CALLS disagree: "
+            f"methods of Adapter without a row in CALLS: {sorted(methods - table)}; "
+            f"rows of CALLS without a method of Adapter: {sorted(table - methods)}"
+        )
+    for name in CONTRACT_CALLS:
+        spec = CALLS[name]
+        flags = {f"null_{o.name}" for o in spec.outputs}
+        params = [p for p in inspect.signature(getattr(Adapter, name)).parameters if p != "self"]
+        if [p for p in params if p not in flags] != [p.name for p in spec.params]:
+            raise TypeError(
+                f"Adapter.{name}{tuple(params)} does not take the parameters CALLS lists "
+                f"for {spec.c_name}: {tuple(p.name for p in spec.params)}"
+            )
+
+
+_check_contract()
 
 
 class Traced(Adapter):

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from acl_conformance.adapters.base import Adapter, Traced
+from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.registry import resolve
+from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl.evidence import Evidence
 
 from .failure import BackendCrash, BackendTimeout, Declined

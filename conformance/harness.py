@@ -31,7 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from acl_conformance.adapters.base import Adapter, FixtureVariable, Traced
+from acl_conformance.adapters.base import Adapter, FixtureVariable
+from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl import Capabilities as ModelCapabilities
 from acl_conformance.reference_impl import Model, Violation
 from acl_conformance.reference_impl.calls import render_call

@@ -11,14 +11,13 @@ from types import MappingProxyType
 
 import pytest
 
-from acl_conformance.adapters import base
-from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter, Traced
+from acl_conformance.adapters import base, traced
+from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter
 from acl_conformance.adapters.simulator import Simulator
+from acl_conformance.adapters.traced import Traced
 from acl_conformance.conformance import failure, trace
 from acl_conformance.reference_impl.calls import CALLS, output_names
 from acl_conformance.reference_impl.record import CallRecord
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_contract_and_the_table_name_the_same_calls() -> None:
@@ -27,13 +26,14 @@ def test_the_contract_and_the_table_name_the_same_calls() -> None:
         assert getattr(Traced, name) is not getattr(Adapter, name)
         assert not getattr(getattr(Traced, name), "__isabstractmethod__", False)
     assert not Traced.__abstractmethods__
+    assert base.Traced is Traced  # the old name, for older imports
 
 
 def test_a_call_missing_from_the_table_fails_at_import(monkeypatch: pytest.MonkeyPatch) -> None:
     fewer = {k: v for k, v in CALLS.items() if k != "stream_query"}
-    monkeypatch.setattr(base, "CALLS", MappingProxyType(fewer))
+    monkeypatch.setattr(traced, "CALLS", MappingProxyType(fewer))
     with pytest.raises(TypeError, match=r"without a row in CALLS: \['stream_query'\]"):
-        base._check_contract()
+        traced._check_contract()
 
 
 def test_a_call_whose_parameters_differ_from_the_table_fails_at_import(
@@ -41,9 +41,9 @@ def test_a_call_whose_parameters_differ_from_the_table_fails_at_import(
 ) -> None:
     spec = CALLS["record_event"]
     swapped = dict(CALLS, record_event=type(spec)(spec.name, spec.c_name, spec.params[::-1]))
-    monkeypatch.setattr(base, "CALLS", MappingProxyType(swapped))
+    monkeypatch.setattr(traced, "CALLS", MappingProxyType(swapped))
     with pytest.raises(TypeError, match="does not take the parameters CALLS lists"):
-        base._check_contract()
+        traced._check_contract()
 
 
 @pytest.mark.parametrize(

@@ -15,17 +15,17 @@ addresses), bytes and strings, so that
 A backend declares its :class:`Capabilities` and its fixture variables (the
 device variables it holds: a real backend cannot declare new ones at run time).
 
-The suite always talks to a backend through :class:`Traced`, which records the
-trace of calls.
+The suite always talks to a backend through ``Traced`` (``traced.py``), which
+records the trace of calls.  A call of the contract is a row of ``CALLS`` and an
+abstract method here, nothing more: ``Traced`` is made from the two, and its
+import checks that they are the same set of calls.  (This module imports nothing
+of the model but its constants: the simulator builds on it.)
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
@@ -229,22 +229,6 @@ class Adapter(ABC):
     def open_gate(self, gate: int) -> int: ...
 
 
-# Output names of the calls that return more than a code, in the order of the tuple.
-OUTPUTS: dict[str, tuple[str, ...]] = {
-    "get_version_str": ("version",),
-    "get_device": ("device_id",),
-    "get_device_count": ("count",),
-    "create_stream": ("stream",),
-    "stream_query": ("status",),
-    "create_event": ("event",),
-    "malloc_host": ("host_ptr",),
-    "malloc_pageable": ("ptr",),
-    "read_host": ("data",),
-    "get_symbol_address": ("dev_ptr",),
-    "get_symbol_size": ("size",),
-    "launch_gate": ("gate",),
-}
-
 CONTRACT_CALLS: tuple[str, ...] = tuple(
     name
     for name, member in vars(Adapter).items()
@@ -254,275 +238,12 @@ CONTRACT_CALLS: tuple[str, ...] = tuple(
 """The names of the ACL (and helper) calls of the contract."""
 
 
-@dataclass
-class CallRecord:
-    """One call as made: what was asked, what came back, when, from which thread."""
+def __getattr__(name: str) -> Any:
+    # ``adapters.base.Traced`` was defined here; it now lives in traced.py, which needs
+    # the table of calls (the contract itself imports nothing of the model but its
+    # constants: the simulator builds on it).  Loaded on first use, for older imports.
+    if name == "Traced":
+        from .traced import Traced
 
-    seq: int
-    name: str
-    args: dict[str, Any]
-    code: int | None = None
-    outputs: dict[str, Any] = field(default_factory=dict)
-    thread: int = 0
-    started: float = 0.0
-    ended: float = 0.0
-    error: str | None = None
-    """Set when the adapter raised instead of answering."""
-
-    def to_json(self) -> dict[str, Any]:
-        def enc(v: Any) -> Any:
-            if isinstance(v, (bytes, bytearray, memoryview)):
-                return {"hex": bytes(v).hex()}
-            return v
-
-        return {
-            "seq": self.seq,
-            "name": self.name,
-            "args": {k: enc(v) for k, v in self.args.items()},
-            "code": self.code,
-            "outputs": {k: enc(v) for k, v in self.outputs.items()},
-            "thread": self.thread,
-            "started": self.started,
-            "ended": self.ended,
-            "error": self.error,
-        }
-
-
-class Traced(Adapter):
-    """Wraps an adapter and records every call it makes (thread-safe)."""
-
-    def __init__(self, inner: Adapter) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.calls_may_hang = inner.calls_may_hang
-        self.trace: list[CallRecord] = []
-        self.lock = threading.Lock()
-        """Held while the trace changes."""
-        self._threads: dict[int, int] = {}
-
-    def capabilities(self) -> Capabilities:
-        return self.inner.capabilities()
-
-    def fixtures(self) -> list[FixtureVariable]:
-        return self.inner.fixtures()
-
-    def invalid_handle(self) -> int:
-        return self.inner.invalid_handle()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def _thread_no(self) -> int:
-        ident = threading.get_ident()
-        with self.lock:
-            return self._threads.setdefault(ident, len(self._threads))
-
-    def _call(self, name: str, fn: Callable[..., Any], **args: Any) -> Any:
-        rec = CallRecord(0, name, dict(args), thread=self._thread_no())
-        with self.lock:
-            rec.seq = len(self.trace) + 1
-            self.trace.append(rec)
-        rec.started = time.monotonic()
-        try:
-            result = fn(**args)
-        except BaseException as exc:
-            rec.ended = time.monotonic()
-            rec.error = f"{type(exc).__name__}: {exc}"
-            raise
-        rec.ended = time.monotonic()
-        if isinstance(result, tuple):
-            rec.code = int(result[0])
-            rec.outputs = dict(zip(OUTPUTS.get(name, ()), result[1:], strict=False))
-        else:
-            rec.code = int(result)
-        return result
-
-    def init(self, config_path: str | None = None) -> int:
-        return int(self._call("init", self.inner.init, config_path=config_path))
-
-    def finalize(self) -> int:
-        return int(self._call("finalize", self.inner.finalize))
-
-    def get_version_str(self) -> tuple[int, str]:
-        r: tuple[int, str] = self._call("get_version_str", self.inner.get_version_str)
-        return r
-
-    def set_device(self, device_id: int) -> int:
-        return int(self._call("set_device", self.inner.set_device, device_id=device_id))
-
-    def get_device(self) -> tuple[int, int]:
-        r: tuple[int, int] = self._call("get_device", self.inner.get_device)
-        return r
-
-    def reset_device(self, device_id: int) -> int:
-        return int(self._call("reset_device", self.inner.reset_device, device_id=device_id))
-
-    def get_device_count(self) -> tuple[int, int]:
-        r: tuple[int, int] = self._call("get_device_count", self.inner.get_device_count)
-        return r
-
-    def synchronize_device(self) -> int:
-        return int(self._call("synchronize_device", self.inner.synchronize_device))
-
-    def create_stream(self, null_stream: bool = False) -> tuple[int, int]:
-        r: tuple[int, int] = self._call(
-            "create_stream", self.inner.create_stream, null_stream=null_stream
-        )
-        return r
-
-    def destroy_stream(self, stream: int) -> int:
-        return int(self._call("destroy_stream", self.inner.destroy_stream, stream=stream))
-
-    def synchronize_stream(self, stream: int) -> int:
-        return int(self._call("synchronize_stream", self.inner.synchronize_stream, stream=stream))
-
-    def synchronize_stream_with_timeout(self, stream: int, timeout: int) -> int:
-        return int(
-            self._call(
-                "synchronize_stream_with_timeout",
-                self.inner.synchronize_stream_with_timeout,
-                stream=stream,
-                timeout=timeout,
-            )
-        )
-
-    def stream_query(self, stream: int) -> tuple[int, int]:
-        r: tuple[int, int] = self._call("stream_query", self.inner.stream_query, stream=stream)
-        return r
-
-    def create_event(self, null_event: bool = False) -> tuple[int, int]:
-        r: tuple[int, int] = self._call(
-            "create_event", self.inner.create_event, null_event=null_event
-        )
-        return r
-
-    def record_event(self, event: int, stream: int) -> int:
-        return int(self._call("record_event", self.inner.record_event, event=event, stream=stream))
-
-    def stream_wait_event(self, stream: int, event: int) -> int:
-        return int(
-            self._call(
-                "stream_wait_event", self.inner.stream_wait_event, stream=stream, event=event
-            )
-        )
-
-    def synchronize_event(self, event: int) -> int:
-        return int(self._call("synchronize_event", self.inner.synchronize_event, event=event))
-
-    def destroy_event(self, event: int) -> int:
-        return int(self._call("destroy_event", self.inner.destroy_event, event=event))
-
-    def malloc_host(self, size: int, null_host_ptr: bool = False) -> tuple[int, int]:
-        r: tuple[int, int] = self._call(
-            "malloc_host", self.inner.malloc_host, size=size, null_host_ptr=null_host_ptr
-        )
-        return r
-
-    def free_host(self, host_ptr: int) -> int:
-        return int(self._call("free_host", self.inner.free_host, host_ptr=host_ptr))
-
-    def malloc_pageable(self, size: int) -> tuple[int, int]:
-        r: tuple[int, int] = self._call("malloc_pageable", self.inner.malloc_pageable, size=size)
-        return r
-
-    def free_pageable(self, ptr: int) -> int:
-        return int(self._call("free_pageable", self.inner.free_pageable, ptr=ptr))
-
-    def host_register(self, ptr: int, size: int, flag: int = ACL_HOST_REG_PINNED) -> int:
-        return int(
-            self._call("host_register", self.inner.host_register, ptr=ptr, size=size, flag=flag)
-        )
-
-    def host_unregister(self, ptr: int) -> int:
-        return int(self._call("host_unregister", self.inner.host_unregister, ptr=ptr))
-
-    def write_host(self, dst: int, data: bytes) -> int:
-        return int(self._call("write_host", self.inner.write_host, dst=dst, data=bytes(data)))
-
-    def read_host(self, src: int, count: int) -> tuple[int, bytes]:
-        r: tuple[int, bytes] = self._call("read_host", self.inner.read_host, src=src, count=count)
-        return r
-
-    def get_symbol_address(self, symbol: int, null_dev_ptr: bool = False) -> tuple[int, int]:
-        r: tuple[int, int] = self._call(
-            "get_symbol_address",
-            self.inner.get_symbol_address,
-            symbol=symbol,
-            null_dev_ptr=null_dev_ptr,
-        )
-        return r
-
-    def get_symbol_size(self, symbol: int, null_size: bool = False) -> tuple[int, int]:
-        r: tuple[int, int] = self._call(
-            "get_symbol_size", self.inner.get_symbol_size, symbol=symbol, null_size=null_size
-        )
-        return r
-
-    def memcpy_to_symbol_async(
-        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
-    ) -> int:
-        return int(
-            self._call(
-                "memcpy_to_symbol_async",
-                self.inner.memcpy_to_symbol_async,
-                symbol=symbol,
-                src=src,
-                count=count,
-                offset=offset,
-                kind=kind,
-                stream=stream,
-            )
-        )
-
-    def memcpy_to_symbol(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
-        return int(
-            self._call(
-                "memcpy_to_symbol",
-                self.inner.memcpy_to_symbol,
-                symbol=symbol,
-                src=src,
-                count=count,
-                offset=offset,
-                kind=kind,
-            )
-        )
-
-    def memcpy_from_symbol(
-        self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int
-    ) -> int:
-        return int(
-            self._call(
-                "memcpy_from_symbol",
-                self.inner.memcpy_from_symbol,
-                dst=dst,
-                dst_max=dst_max,
-                symbol=symbol,
-                count=count,
-                offset=offset,
-                kind=kind,
-            )
-        )
-
-    def memcpy_from_symbol_async(
-        self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int, stream: int
-    ) -> int:
-        return int(
-            self._call(
-                "memcpy_from_symbol_async",
-                self.inner.memcpy_from_symbol_async,
-                dst=dst,
-                dst_max=dst_max,
-                symbol=symbol,
-                count=count,
-                offset=offset,
-                kind=kind,
-                stream=stream,
-            )
-        )
-
-    def launch_gate(self, stream: int) -> tuple[int, int]:
-        r: tuple[int, int] = self._call("launch_gate", self.inner.launch_gate, stream=stream)
-        return r
-
-    def open_gate(self, gate: int) -> int:
-        return int(self._call("open_gate", self.inner.open_gate, gate=gate))
+        return Traced
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

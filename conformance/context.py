@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from acl_conformance.adapters.base import Adapter, Traced
+from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.registry import resolve
+from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl.evidence import Evidence
 
 from .failure import BackendCrash, BackendTimeout, Declined
@@ -80,7 +81,7 @@ class Suite:
         """A freshly resolved and initialised backend (raises AdapterResolutionError;
         BackendTimeout when aclInit or aclsysGetVersionStr does not return)."""
         inner: Adapter = resolve(self.adapter_name, dict(self.adapter_options))
-        adapter = Traced(inner)
+        adapter = Traced.around(inner)
         code = self._bounded(adapter, "aclInit(NULL)", lambda: adapter.init(None))
         if code != 0:
             self._close(adapter)

@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 import textwrap
 import unittest
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.catalogue import BY_ID
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .harness import Harness
+from acl_conformance.reference_impl.record import CallRecord
 
 HISTORY_SHOWN = 40
 """Calls shown in a failure message; the full trace is kept alongside."""
@@ -56,30 +55,47 @@ def _requirement_block(req_id: str | None, profile: str) -> list[str]:
     return lines
 
 
-def backend_facts(harness: Harness | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FailureEvidence:
+    """What a failure keeps of the test that raised it (the harness gathers it)."""
+
+    profile: str
+    trace: list[CallRecord]
+    """The calls the test made, as the backend answered them (for trace files)."""
+    history: tuple[str, ...]
+    """The model's history: every call it judged, in C form, set-up reads included."""
+    setup_labels: frozenset[str]
+    """The lines of ``history`` that are the suite's own set-up."""
+    fixtures: list[dict[str, Any]]
+    """The backend's fixture variables (name, size, address)."""
+    capabilities: dict[str, Any]
+    invalid_handle: int | None
+    """The handle the backend offers as garbage; None if it could not say."""
+    again: Callable[[], FailureEvidence] | None = field(default=None, compare=False)
+    """Gathers the same evidence anew: a failure charged again later (to another
+    requirement, once the other host threads are done) shows the calls made by then."""
+
+
+def backend_facts(evidence: FailureEvidence | None) -> dict[str, Any]:
     """The fixture variables, capabilities and invalid handle of the backend, for trace
     files (a replay maps the recorded addresses and handles onto another run's)."""
-    if harness is None:
+    if evidence is None:
         return {}
-    try:
-        invalid: int | None = harness.adapter.invalid_handle()
-    except Exception:  # a backend that is gone cannot say; the trace is still useful
-        invalid = None
     return {
-        "fixtures": [asdict(f) for f in harness.fixtures.values()],
-        "capabilities": asdict(harness.caps),
-        "invalid_handle": invalid,
+        "fixtures": list(evidence.fixtures),
+        "capabilities": dict(evidence.capabilities),
+        "invalid_handle": evidence.invalid_handle,
     }
 
 
-def test_calls(harness: Harness) -> list[str]:
+def test_calls(evidence: FailureEvidence) -> list[str]:
     """The calls the test made, without the suite's own set-up reads."""
-    return [line for line in harness.model.history if line not in harness.setup_labels]
+    return [line for line in evidence.history if line not in evidence.setup_labels]
 
 
-def _history(harness: Harness) -> list[str]:
-    calls = test_calls(harness)
-    setup = len(harness.model.history) - len(calls)
+def _history(evidence: FailureEvidence) -> list[str]:
+    calls = test_calls(evidence)
+    setup = len(evidence.history) - len(calls)
     shown = calls[-HISTORY_SHOWN:]
     out = ["calls made, in order (C form; #N is the step):"]
     if setup:
@@ -96,19 +112,22 @@ class ConformanceFailure(AssertionError):
     """The backend did something the profile does not allow."""
 
     def __init__(
-        self, violations: list[Violation], harness: Harness | None, setup_error: str | None = None
+        self,
+        violations: list[Violation],
+        evidence: FailureEvidence | None,
+        setup_error: str | None = None,
     ):
         self.violations = violations
-        self._harness = harness
-        self.profile = harness.profile if harness is not None else "?"
+        self.evidence = evidence
+        self.profile = evidence.profile if evidence is not None else "?"
         self.requirement = violations[0].requirement if violations else None
         self.also: tuple[str, ...] = violations[0].also if violations else ()
         """Other requirements this failure could equally be charged to."""
-        self.trace: list[Any] = harness.trace_records() if harness is not None else []
-        self.history = test_calls(harness) if harness is not None else []
-        self.backend = backend_facts(harness)
+        self.trace: list[CallRecord] = list(evidence.trace) if evidence is not None else []
+        self.history = test_calls(evidence) if evidence is not None else []
+        self.backend = backend_facts(evidence)
         self.setup_error = setup_error
-        super().__init__(self._message(harness))
+        super().__init__(self._message(evidence))
 
     def under(self, requirement: str, context: str) -> ConformanceFailure:
         """The same failure, charged to ``requirement`` because of how it arose (e.g. only
@@ -123,7 +142,10 @@ class ConformanceFailure(AssertionError):
             details=[f"taken alone the model reads it as [{first.requirement}]", *first.details],
             also=tuple(r for r in (first.requirement, *first.also) if r and r != requirement),
         )
-        return ConformanceFailure([v, *self.violations[1:]], self._harness)
+        evidence = self.evidence
+        if evidence is not None and evidence.again is not None:
+            evidence = evidence.again()
+        return ConformanceFailure([v, *self.violations[1:]], evidence)
 
     @property
     def identity(self) -> str:
@@ -143,11 +165,11 @@ class ConformanceFailure(AssertionError):
         return twin
 
     @classmethod
-    def setup(cls, message: str, harness: Harness) -> ConformanceFailure:
+    def setup(cls, message: str, evidence: FailureEvidence | None) -> ConformanceFailure:
         """A call the suite needs to set up a test failed: reported against no requirement."""
-        return cls([Violation(None, message)], harness, setup_error=message)
+        return cls([Violation(None, message)], evidence, setup_error=message)
 
-    def _message(self, harness: Harness | None) -> str:
+    def _message(self, evidence: FailureEvidence | None) -> str:
         if not self.violations:  # pragma: no cover
             return "conformance failure"
         first = self.violations[0]
@@ -162,8 +184,8 @@ class ConformanceFailure(AssertionError):
         lines += first.details
         for extra in self.violations[1:4]:
             lines.append(f"also: [{extra.requirement}] {extra.message}")
-        if harness is not None:
-            lines += _history(harness)
+        if evidence is not None:
+            lines += _history(evidence)
         return "\n".join(lines)
 
 
@@ -245,10 +267,10 @@ class Declined(unittest.SkipTest):
 class BackendCrash(Exception):
     """The backend raised, died or became unusable instead of answering (verdict CRASH)."""
 
-    def __init__(self, message: str, harness: Harness | None = None):
-        self.trace: list[Any] = harness.trace_records() if harness is not None else []
-        self.history = test_calls(harness) if harness is not None else []
-        self.backend = backend_facts(harness)
+    def __init__(self, message: str, evidence: FailureEvidence | None = None):
+        self.trace: list[CallRecord] = list(evidence.trace) if evidence is not None else []
+        self.history = test_calls(evidence) if evidence is not None else []
+        self.backend = backend_facts(evidence)
         super().__init__(message)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from acl_conformance.reference_impl.calls import CALLS
+from acl_conformance.reference_impl.record import CallRecord
 
 TRACE_FORMAT = "acl-conformance-trace/1"
 
@@ -31,17 +32,8 @@ class TraceError(Exception):
     """A trace file that cannot be used; the message is one line naming the file."""
 
 
-@dataclass(frozen=True)
-class Call:
-    seq: int
-    name: str
-    args: dict[str, Any]
-    code: int | None
-    outputs: dict[str, Any]
-    thread: int
-    started: float
-    ended: float
-    error: str | None
+Call = CallRecord
+"""A recorded call (the one record class of calls; this name is kept for its users)."""
 
 
 @dataclass
@@ -57,12 +49,6 @@ class Trace:
     capabilities: dict[str, Any] | None
     invalid_handle: int | None
     calls: list[Call]
-
-
-def _decode(v: Any) -> Any:
-    if isinstance(v, dict) and set(v) == {"hex"}:
-        return bytes.fromhex(v["hex"])
-    return v
 
 
 def load(path: str | Path) -> Trace:
@@ -82,19 +68,7 @@ def load(path: str | Path) -> Trace:
             name = str(c["name"])
             if name not in CALLS:
                 raise TraceError(f"trace {p}: call {k + 1} is {name!r}, not a call of the contract")
-            calls.append(
-                Call(
-                    int(c["seq"]),
-                    name,
-                    {a: _decode(v) for a, v in dict(c["args"]).items()},
-                    None if c.get("code") is None else int(c["code"]),
-                    {a: _decode(v) for a, v in dict(c.get("outputs") or {}).items()},
-                    int(c.get("thread", 0)),
-                    float(c.get("started", 0.0)),
-                    float(c.get("ended", 0.0)),
-                    c.get("error"),
-                )
-            )
+            calls.append(CallRecord.from_json(c))
         except (KeyError, TypeError, ValueError) as exc:
             raise TraceError(f"trace {p}: call {k + 1} is malformed ({exc!r})") from None
     return Trace(

@@ -129,6 +129,13 @@ _CALLS = [
 
 CALLS: Mapping[str, CallSpec] = MappingProxyType({c.name: c for c in _CALLS})
 
+
+def output_names(name: str) -> tuple[str, ...]:
+    """The names of call ``name``'s outputs, in the order the contract returns them after
+    the code (``stream_query`` -> ``("status",)``)."""
+    return tuple(p.name for p in CALLS[name].outputs)
+
+
 _SIZE_NAMES = {SIZE_MAX: "SIZE_MAX"}
 
 NameOf = Callable[[str, int], str | None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -238,6 +239,45 @@ def test_a_gate_is_not_released_under_a_call_that_returns_in_time() -> None:
         assert r.ok and g not in r.gates_open
         time.sleep(0.4)
         assert not h.gate_is_open(g)
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+class InWorkers(Simulator):
+    calls_may_hang = True  # every call is made from a worker OS thread of the harness
+
+
+def test_the_trace_numbers_host_threads_as_the_harness_and_the_model_do() -> None:
+    earlier = harness(InWorkers())  # a test before, on the same backend, other OS threads
+    earlier.close()
+    h = Harness(earlier.adapter, "cann")
+    h.model.world.initialized = True
+    h.call("set_device", device_id=0)
+    try:
+        numbers: list[int] = []
+
+        def other() -> None:
+            numbers.append(h.thread_no())
+            h.call("set_device", device_id=0)
+            h.call("get_device")
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        h.call("get_device")
+        assert h.thread_no() == 0 and numbers == [1]
+        recs = [r for r in h.trace_records() if r.name in ("set_device", "get_device")]
+        assert [(r.name, r.thread) for r in recs] == [
+            ("set_device", 0),
+            ("set_device", 1),
+            ("get_device", 1),
+            ("get_device", 0),
+        ]
+        assert [line.split(" ", 1)[1] for line in h.model.history if "thread 1" in line] == [
+            "[thread 1] aclrtSetDevice(0)",
+            "[thread 1] aclrtGetDevice(&device_id)",
+        ]
     finally:
         h.close()
         h.adapter.close()

@@ -1,0 +1,134 @@
+"""The table of calls is the one description of a call: the contract's methods, the
+traced wrapper, output names and the one record class all follow it."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from acl_conformance.adapters import base, traced
+from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter
+from acl_conformance.adapters.simulator import Simulator
+from acl_conformance.adapters.traced import Traced
+from acl_conformance.conformance import failure, trace
+from acl_conformance.reference_impl.calls import CALLS, output_names
+from acl_conformance.reference_impl.record import CallRecord
+
+
+def test_the_contract_and_the_table_name_the_same_calls() -> None:
+    assert set(CONTRACT_CALLS) == set(CALLS)
+    for name in CALLS:
+        assert getattr(Traced, name) is not getattr(Adapter, name)
+        assert not getattr(getattr(Traced, name), "__isabstractmethod__", False)
+    assert not Traced.__abstractmethods__
+    assert base.Traced is Traced  # the old name, for older imports
+
+
+def test_a_call_missing_from_the_table_fails_at_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    fewer = {k: v for k, v in CALLS.items() if k != "stream_query"}
+    monkeypatch.setattr(traced, "CALLS", MappingProxyType(fewer))
+    with pytest.raises(TypeError, match=r"without a row in CALLS: \['stream_query'\]"):
+        traced._check_contract()
+
+
+def test_a_call_whose_parameters_differ_from_the_table_fails_at_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = CALLS["record_event"]
+    swapped = dict(CALLS, record_event=type(spec)(spec.name, spec.c_name, spec.params[::-1]))
+    monkeypatch.setattr(traced, "CALLS", MappingProxyType(swapped))
+    with pytest.raises(TypeError, match="does not take the parameters CALLS lists"):
+        traced._check_contract()
+
+
+@pytest.mark.parametrize(
+    ("name", "outputs"),
+    [
+        ("stream_query", ("status",)),
+        ("malloc_pageable", ("ptr",)),
+        ("read_host", ("data",)),
+        ("launch_gate", ("gate",)),
+        ("get_version_str", ("version",)),
+        ("malloc_host", ("host_ptr",)),
+        ("memcpy_to_symbol_async", ()),
+    ],
+)
+def test_output_names_come_from_the_table(name: str, outputs: tuple[str, ...]) -> None:
+    assert output_names(name) == outputs
+
+
+def test_traced_records_every_call_by_parameter_name_with_defaults() -> None:
+    t = Traced.around(Simulator())
+    try:
+        assert t.init() == 0
+        assert t.set_device(0) == 0
+        code, stream = t.create_stream()
+        assert code == 0 and stream
+        code, ptr = t.malloc_pageable(8)
+        assert t.write_host(ptr, bytearray(b"abcdefgh")) == 0
+        assert t.read_host(ptr, 8) == (0, b"abcdefgh")
+        assert inspect.signature(Traced.memcpy_to_symbol_async) == inspect.signature(
+            Adapter.memcpy_to_symbol_async
+        )
+        recs = {r.name: r for r in t.trace}
+        assert recs["init"].args == {"config_path": None}
+        assert recs["create_stream"].args == {"null_stream": False}
+        assert recs["create_stream"].outputs == {"stream": stream}
+        assert recs["write_host"].args == {"dst": ptr, "data": b"abcdefgh"}
+        assert type(recs["write_host"].args["data"]) is bytes
+        assert recs["read_host"].outputs == {"data": b"abcdefgh"}
+        assert [r.seq for r in t.trace] == list(range(1, len(t.trace) + 1))
+        made = t.record("stream_query", {"stream": stream})
+        assert made is t.trace[-1] and made.ok and made["status"] == made.outputs["status"]
+    finally:
+        t.close()
+
+
+def test_a_record_survives_a_trace_file_byte_for_byte(tmp_path: Path) -> None:
+    rec = CallRecord(
+        7,
+        "write_host",
+        {"dst": 4096, "data": b"\x00\xff"},
+        0,
+        {},
+        2,
+        1.5,
+        2.5,
+        None,
+        frozenset({3}),
+    )
+    doc = rec.to_json()
+    assert list(doc) == [
+        "seq", "name", "args", "code", "outputs", "thread", "started", "ended", "error"
+    ]  # fmt: skip
+    assert doc["args"]["data"] == {"hex": "00ff"}
+    text = json.dumps(doc)
+    back = CallRecord.from_json(json.loads(text))
+    assert back.to_json() == doc and json.dumps(back.to_json()) == text
+    assert back.args["data"] == b"\x00\xff" and back.code == 0 and back.thread == 2
+    path = tmp_path / "t.trace.json"
+    path.write_text(json.dumps({"calls": [doc]}))
+    loaded = trace.load(path)
+    assert loaded.calls == [back] and isinstance(loaded.calls[0], trace.Call)
+
+
+def test_a_call_that_raised_has_no_code() -> None:
+    rec = CallRecord.from_json(
+        {"seq": 1, "name": "init", "args": {}, "code": None, "error": "OSError: gone"}
+    )
+    assert rec.code is None and not rec.ok
+    with pytest.raises(ValueError, match="raised: OSError: gone"):
+        _ = rec.acl_error
+
+
+def test_failures_know_nothing_of_the_harness() -> None:
+    tree = ast.parse(inspect.getsource(failure))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + [
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    ]
+    assert not [m for m in imported if "harness" in m], imported

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
 
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
 
@@ -236,14 +235,3 @@ CONTRACT_CALLS: tuple[str, ...] = tuple(
     and name not in ("capabilities", "fixtures", "invalid_handle")
 )
 """The names of the ACL (and helper) calls of the contract."""
-
-
-def __getattr__(name: str) -> Any:
-    # ``adapters.base.Traced`` was defined here; it now lives in traced.py, which needs
-    # the table of calls (the contract itself imports nothing of the model but its
-    # constants: the simulator builds on it).  Loaded on first use, for older imports.
-    if name == "Traced":
-        from .traced import Traced
-
-        return Traced
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -119,7 +119,7 @@ def remember(h: Harness, name: str, args: dict[str, Any], result: CallRecord) ->
         h.devices_used.add(int(args["device_id"]))
     elif name == "reset_device":
         # The device's streams died with it (the model knows which are left).
-        h.streams = [s for s in h.streams if s in h.model.world.streams]
+        h.streams = [s for s in h.streams if h.model.stream_device(s) is not None]
     elif name == "create_stream" and "stream" in result.outputs:
         h.streams.append(int(result.outputs["stream"]))
     elif name == "destroy_stream" and args["stream"] in h.streams:

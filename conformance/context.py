@@ -200,7 +200,7 @@ class Suite:
             test_id=self.test_id,
         )
         h.expected = dict(self.expected)
-        h.model.world.initialized = True  # the adapter was initialised (aclInit) once
+        h.model.assume_initialized()  # the adapter was initialised (aclInit) once
         try:
             with h.setup():
                 h.call("set_device", device_id=0)

@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .trace import HOST_POINTER_ARGS, Call
+from acl_conformance.reference_impl.record import CallRecord
+
+from .trace import HOST_POINTER_ARGS
 
 CREATES: Mapping[str, tuple[str, str]] = {
     "create_stream": ("stream", "stream"),
@@ -31,7 +33,7 @@ CREATES: Mapping[str, tuple[str, str]] = {
     "malloc_host": ("host_ptr", "pinned"),
     "malloc_pageable": ("ptr", "host"),
 }
-"""Call -> (the output holding what it created, the name's stem: its kind)."""
+"""CallRecord -> (the output holding what it created, the name's stem: its kind)."""
 
 HANDLE_KINDS = ("stream", "event", "gate")
 """The kinds of handle, each also the name of the argument that passes one."""
@@ -75,7 +77,7 @@ class Handles:
         self._counts: dict[str, int] = {}
 
     # -- learning ---------------------------------------------------------
-    def learn(self, call: Call, now: Mapping[str, Any] | None = None) -> str | None:
+    def learn(self, call: CallRecord, now: Mapping[str, Any] | None = None) -> str | None:
         """Note what ``call`` created; returns the C variable it is received into (None
         when the call creates nothing, or was passed NULL for it).
 
@@ -171,7 +173,7 @@ class Handles:
                 return buf[1].now + buf[2]
         return value
 
-    def args_now(self, call: Call) -> dict[str, Any]:
+    def args_now(self, call: CallRecord) -> dict[str, Any]:
         """The arguments of recorded ``call`` for the run at hand."""
         out = dict(call.args)
         for key, value in call.args.items():

@@ -35,7 +35,6 @@ from acl_conformance.adapters.base import Adapter, FixtureVariable
 from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl import Capabilities as ModelCapabilities
 from acl_conformance.reference_impl import Model, Violation
-from acl_conformance.reference_impl.calls import render_call
 from acl_conformance.reference_impl.constants import ACL_SUCCESS, error_name
 from acl_conformance.reference_impl.evidence import Evidence
 from acl_conformance.reference_impl.record import CallRecord
@@ -50,9 +49,8 @@ from .second_look import second_look
 from .variables import BASELINE_LIMIT, ensure_known, learn, scratch_buffer
 from .workers import GateReleaser, HostWorker
 
-__all__ = ["BASELINE_LIMIT", "D2H", "Harness", "HostBuffer", "Result"]
+__all__ = ["BASELINE_LIMIT", "D2H", "Harness", "HostBuffer"]
 
-Result = CallRecord
 """What a call returned: its record (the aclError code, the outputs by name:
 ``r["stream"]``, ``r.ok``, and the gates open when it returned)."""
 
@@ -173,14 +171,15 @@ class Harness:
             verdicts.decline_if_masked(self, name, thread, args)
         if name in _SYMBOL_CALLS and args.get("count"):
             ensure_known(self, thread, args.get("symbol", 0))
-        result = raw(self, name, thread, args, render_call(name, args, self.model.world.name_of))
+        result = raw(self, name, thread, args, self.model.render(name, args))
         outputs = dict(result.outputs)
-        if result.ok and name == "memcpy_from_symbol":
+        # A synchronous read, or one from pageable memory, is complete at its return.
+        reads_now = name == "memcpy_from_symbol" or (
+            name == "memcpy_from_symbol_async"
+            and self.model.is_pageable(args["dst"], args["count"])
+        )
+        if result.ok and reads_now:
             outputs["observed"] = read_back(self, args["dst"], args["count"], thread)
-        elif result.ok and name == "memcpy_from_symbol_async":
-            rng = self.model.world.host_range(args["dst"], args["count"])
-            if rng.known and not self.model.profile.pinned_path(rng)[0]:
-                outputs["observed"] = read_back(self, args["dst"], args["count"], thread)
         with self.lock:
             # Gates a timer opened before the call returned: the model learns of them
             # first, so a call that legitimately waited for one is judged as such.
@@ -216,7 +215,7 @@ class Harness:
 
     # -- device variables ----------------------------------------------------
     def current_device(self) -> int:
-        dev = self.model.world.current_device(self.thread_no())
+        dev = self.model.current_device(self.thread_no())
         return 0 if dev is None else dev
 
     @contextmanager
@@ -271,7 +270,7 @@ class Harness:
     @contextmanager
     def on_device(self, device: int | None) -> Iterator[None]:
         """Make ``device`` current for the block (if given), then restore the previous one."""
-        before = self.model.world.current_device(self.thread_no())
+        before = self.model.current_device(self.thread_no())
         if device is None or device == before:
             yield
             return

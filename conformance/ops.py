@@ -10,8 +10,9 @@ import functools
 import numpy as np
 
 from acl_conformance.reference_impl.constants import MemcpyKind
+from acl_conformance.reference_impl.record import CallRecord
 
-from .harness import Harness, HostBuffer, Result
+from .harness import Harness, HostBuffer
 
 H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
@@ -39,7 +40,7 @@ def to_symbol_async(
     stream: int | None = None,
     src_offset: int = 0,
     sym: int | None = None,
-) -> Result:
+) -> CallRecord:
     """aclrtMemcpyToSymbolAsync(&var, src + src_offset, count, offset, kind, stream);
     ``stream`` None: any stream (the default one where the backend has it)."""
     address = src.at(src_offset) if isinstance(src, HostBuffer) else src
@@ -62,7 +63,7 @@ def to_symbol(
     offset: int = 0,
     kind: int = H2D,
     src_offset: int = 0,
-) -> Result:
+) -> CallRecord:
     """aclrtMemcpyToSymbol(&var, src + src_offset, count, offset, kind)."""
     address = src.at(src_offset) if isinstance(src, HostBuffer) else src
     return h.call(
@@ -83,7 +84,7 @@ def from_symbol(
     offset: int = 0,
     kind: int = D2H,
     dst_max: int | None = None,
-) -> Result:
+) -> CallRecord:
     """aclrtMemcpyFromSymbol(dst, dstMax, &var, count, offset, kind)."""
     return h.call(
         "memcpy_from_symbol",
@@ -105,7 +106,7 @@ def from_symbol_async(
     kind: int = D2H,
     stream: int | None = None,
     dst_max: int | None = None,
-) -> Result:
+) -> CallRecord:
     """aclrtMemcpyFromSymbolAsync(dst, dstMax, &var, count, offset, kind, stream)."""
     return h.call(
         "memcpy_from_symbol_async",
@@ -119,11 +120,11 @@ def from_symbol_async(
     )
 
 
-def sync(h: Harness, stream: int | None = None) -> Result:
+def sync(h: Harness, stream: int | None = None) -> CallRecord:
     return h.call("synchronize_stream", stream=h.any_stream() if stream is None else stream)
 
 
-def sync_device(h: Harness) -> Result:
+def sync_device(h: Harness) -> CallRecord:
     return h.call("synchronize_device")
 
 
@@ -132,11 +133,11 @@ def event(h: Harness) -> int:
     return int(r["event"])
 
 
-def record(h: Harness, ev: int, stream: int) -> Result:
+def record(h: Harness, ev: int, stream: int) -> CallRecord:
     return h.call("record_event", event=ev, stream=stream)
 
 
-def wait(h: Harness, stream: int, ev: int) -> Result:
+def wait(h: Harness, stream: int, ev: int) -> CallRecord:
     return h.call("stream_wait_event", stream=stream, event=ev)
 
 

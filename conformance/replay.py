@@ -19,21 +19,22 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from acl_conformance.reference_impl.constants import error_name
+from acl_conformance.reference_impl.record import CallRecord
 
 from . import context
 from .failure import BackendCrash, ConformanceFailure
 from .handles import Handles
-from .harness import Harness, Result
-from .trace import Call, Trace
+from .harness import Harness
+from .trace import Trace
 
 TIMER_DELAY = 0.005
 """Seconds after a waiting call starts before a timer opens the gate it waits for."""
 
 
-def _opened_during(calls: list[Call]) -> dict[int, list[Call]]:
+def _opened_during(calls: list[CallRecord]) -> dict[int, list[CallRecord]]:
     """For each call, the open_gate calls that began while it had not yet returned (made
     by a timer while it waited): they must be opened from a timer again."""
-    out: dict[int, list[Call]] = {}
+    out: dict[int, list[CallRecord]] = {}
     for i, c in enumerate(calls):
         if c.name == "open_gate":
             continue
@@ -118,11 +119,13 @@ def replay(
     return 0
 
 
-def _replay_one(h: Harness, threads: _Threads, tr: Handles, call: Call, broken: list[str]) -> str:
+def _replay_one(
+    h: Harness, threads: _Threads, tr: Handles, call: CallRecord, broken: list[str]
+) -> str:
     args = tr.args_now(call)
     thread_no: list[int] = []
 
-    def make() -> tuple[Result | None, ConformanceFailure | None]:
+    def make() -> tuple[CallRecord | None, ConformanceFailure | None]:
         thread_no.append(h.thread_no())
         if call.name == "open_gate":
             h.open(int(args["gate"]))

@@ -30,11 +30,12 @@ handles.py names the recorded handles, reproducer_source.py assembles the text.
 from __future__ import annotations
 
 from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl.record import CallRecord
 from acl_conformance.reference_impl.state import Capabilities as ModelCapabilities
 
 from .reproducer_program import EMBED_LIMIT, Program, ReproducerError
 from .reproducer_source import PRELUDE_FILE, Baselines, source
-from .trace import Call, Trace
+from .trace import Trace
 
 __all__ = ["EMBED_LIMIT", "PRELUDE_FILE", "TIMER_MS", "ReproducerError", "generate"]
 
@@ -42,7 +43,7 @@ TIMER_MS = 5
 """Milliseconds after which a gate opened by a timer in the recorded run is opened."""
 
 
-def _observed_after(calls: list[Call], i: int, address: int, count: int) -> bytes | None:
+def _observed_after(calls: list[CallRecord], i: int, address: int, count: int) -> bytes | None:
     """The bytes a read-back of ``address`` made after call ``i`` found."""
     for c in calls[i + 1 :]:
         if c.name == "read_host" and c.args.get("src") == address and c.args.get("count") == count:
@@ -51,9 +52,9 @@ def _observed_after(calls: list[Call], i: int, address: int, count: int) -> byte
     return None
 
 
-def _opened_during(calls: list[Call]) -> dict[int, list[Call]]:
+def _opened_during(calls: list[CallRecord]) -> dict[int, list[CallRecord]]:
     """For each call, the open_gate calls a timer made while it waited."""
-    out: dict[int, list[Call]] = {}
+    out: dict[int, list[CallRecord]] = {}
     for i, c in enumerate(calls):
         if c.name == "open_gate":
             continue
@@ -75,7 +76,7 @@ def _model(trace: Trace) -> Model:
             gate=bool(caps.get("gate", True)),
         ),
     )
-    model.world.initialized = True  # the program calls aclInit first, as the suite did
+    model.assume_initialized()  # the program calls aclInit first, as the suite did
     for f in trace.fixtures:
         model.add_symbol(str(f["name"]), int(f["address"]), int(f["size"]))
     return model
@@ -127,9 +128,9 @@ def generate(trace: Trace) -> str:
         if spans:
             if len(spans) == 1 and spans[0][2] is None:
                 device = model.current_device(call.thread) or 0
-                sym = model.world.symbols.get(int(call.args["symbol"]))
-                if sym is not None and int(call.args["count"]) == sym.size:
-                    baselines.setdefault((device, sym.name), outputs["observed"])
+                sym = model.symbol_at(int(call.args["symbol"]))
+                if sym is not None and int(call.args["count"]) == sym[1]:
+                    baselines.setdefault((device, sym[0]), outputs["observed"])
             else:
                 prog.check_bytes(label, dst_expr, int(call.args["offset"]), spans)
         for r in model.ready_reads():

@@ -14,9 +14,10 @@ from typing import Any
 
 from acl_conformance.reference_impl.calls import CALLS, Param, render_call, render_value
 from acl_conformance.reference_impl.outcome import Outcome
+from acl_conformance.reference_impl.record import CallRecord
 
 from .handles import CREATES, HANDLE_KINDS, Handles
-from .trace import Call, Trace
+from .trace import Trace
 
 EMBED_LIMIT = 8 << 20
 """Bytes of data (sources, expected values, starting contents) one program may embed."""
@@ -94,7 +95,7 @@ class Program:
         return name
 
     # -- values -----------------------------------------------------------
-    def value(self, call: Call, arg: str) -> str:
+    def value(self, call: CallRecord, arg: str) -> str:
         """Argument ``arg`` of ``call`` as the program spells it."""
         param = next(p for p in CALLS[call.name].params if p.name == arg)
         return render_value(param, call.args.get(arg), self.names.name, exact=True)
@@ -105,7 +106,7 @@ class Program:
         return name if name is not None else f"(void *)(uintptr_t)0x{value:x}ULL"
 
     # -- statements -------------------------------------------------------
-    def add_call(self, call: Call) -> str:
+    def add_call(self, call: CallRecord) -> str:
         """The C statement of recorded ``call``; returns the C expression of its
         destination for a read from a symbol (else "")."""
         created = self.names.learn(call)
@@ -117,7 +118,7 @@ class Program:
             return self.value(call, "dst")
         return ""
 
-    def _statement(self, call: Call, created: str | None) -> str:
+    def _statement(self, call: CallRecord, created: str | None) -> str:
         a = call.args
         if call.name == "malloc_pageable":
             # Page-aligned, as the suite's backends give it: the suite registers
@@ -140,7 +141,7 @@ class Program:
         return f"{{ {' '.join(locals_)} {statement} }}" if locals_ else statement
 
     @staticmethod
-    def _receive(call: Call, created: str | None, out: Param, locals_: list[str]) -> str:
+    def _receive(call: CallRecord, created: str | None, out: Param, locals_: list[str]) -> str:
         """Where the program receives out-parameter ``out`` of ``call``: the static holding
         what the call creates, else a local declared (into ``locals_``) for the call."""
         if created is not None:

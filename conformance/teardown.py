@@ -40,16 +40,15 @@ def _release(h: Harness) -> None:
     for g in h.gates:
         if gates.claim(h, g):
             raw(h, "open_gate", 0, {"gate": g}, "open_gate")
-    world = h.model.world
-    devices = sorted({d for d in world.current.values() if d is not None} | h.devices_used)
+    devices = sorted(h.model.devices_made_current() | h.devices_used)
     for d in devices:
         raw(h, "set_device", 0, {"device_id": d}, "set_device")
         raw(h, "synchronize_device", 0, {}, "synchronize_device")
     for s in list(h.streams):
         # A stream is destroyed in the context it belongs to.
-        stream = world.streams.get(s)
-        if stream is not None:
-            raw(h, "set_device", 0, {"device_id": stream.device}, "set_device")
+        device = h.model.stream_device(s)
+        if device is not None:
+            raw(h, "set_device", 0, {"device_id": device}, "set_device")
         raw(h, "destroy_stream", 0, {"stream": s}, "destroy_stream")
     for e in list(h.events):
         raw(h, "destroy_event", 0, {"event": e}, "destroy_event")

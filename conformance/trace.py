@@ -32,10 +32,6 @@ class TraceError(Exception):
     """A trace file that cannot be used; the message is one line naming the file."""
 
 
-Call = CallRecord
-"""A recorded call (the one record class of calls; this name is kept for its users)."""
-
-
 @dataclass
 class Trace:
     path: str
@@ -48,7 +44,7 @@ class Trace:
     fixtures: list[dict[str, Any]]
     capabilities: dict[str, Any] | None
     invalid_handle: int | None
-    calls: list[Call]
+    calls: list[CallRecord]
 
 
 def load(path: str | Path) -> Trace:

@@ -24,7 +24,7 @@ is read when it, or the variable laid out just before it, is first used."""
 def ensure_known(h: Harness, thread: int, symbol: int) -> None:
     """Before a copy touches ``symbol``: read what the model has not seen of it and of
     the variables around it on the current device."""
-    dev = h.model.world.current_device(thread)
+    dev = h.model.current_device(thread)
     if dev is None:
         return
     fixture = next((f for f in h.fixtures.values() if f.address == symbol), None)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acl_conformance.reference_impl.calls import render_call
-
 from .failure import ConformanceFailure, Declined, ExpectedFailure, KnownFailure
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,5 +44,5 @@ def decline_if_masked(h: Harness, name: str, thread: int, args: dict[str, Any]) 
         masked = h.model.masked_stake(h.model.preview(name, thread, **args))
     if masked is not None:
         h.model.evidence.declined[masked] += 1
-        label = render_call(name, args, h.model.world.name_of)
+        label = h.model.render(name, args)
         raise Declined(masked, label, "the call must be rejected for that reason")

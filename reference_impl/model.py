@@ -135,6 +135,10 @@ class Model(Queries):
         """A fixture variable the backend declares: its host shadow address and size."""
         return self.world.add_symbol(name, address, size)
 
+    def assume_initialized(self) -> None:
+        """The backend was initialised (aclInit) before the model was told of its calls."""
+        self.world.initialized = True
+
     def set_initial(self, device: int, name: str, data: bytes) -> None:
         """What variable ``name`` holds on ``device`` now, before any copy the model knows of."""
         sym = self.world.symbols_by_name[name]

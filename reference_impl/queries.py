@@ -47,6 +47,12 @@ class Queries:
         s = self.world.streams.get(stream)
         return s.device if s is not None and s.alive else None
 
+    def symbol_at(self, address: int) -> tuple[str, int] | None:
+        """The fixture variable whose symbol (host shadow address) is ``address``: its name
+        and declared size (None when no variable starts there)."""
+        sym = self.world.symbols.get(address)
+        return (sym.name, sym.size) if sym is not None else None
+
     def render(self, name: str, args: Mapping[str, Any]) -> str:
         """The call ``name(**args)`` in C form, handles and addresses by their names."""
         return render_call(name, args, self.world.name_of)

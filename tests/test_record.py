@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 import pytest
 
-from acl_conformance.adapters import base, traced
+from acl_conformance.adapters import traced
 from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.traced import Traced
@@ -26,7 +26,6 @@ def test_the_contract_and_the_table_name_the_same_calls() -> None:
         assert getattr(Traced, name) is not getattr(Adapter, name)
         assert not getattr(getattr(Traced, name), "__isabstractmethod__", False)
     assert not Traced.__abstractmethods__
-    assert base.Traced is Traced  # the old name, for older imports
 
 
 def test_a_call_missing_from_the_table_fails_at_import(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,7 +113,7 @@ def test_a_record_survives_a_trace_file_byte_for_byte(tmp_path: Path) -> None:
     path = tmp_path / "t.trace.json"
     path.write_text(json.dumps({"calls": [doc]}))
     loaded = trace.load(path)
-    assert loaded.calls == [back] and isinstance(loaded.calls[0], trace.Call)
+    assert loaded.calls == [back] and isinstance(loaded.calls[0], CallRecord)
 
 
 def test_a_call_that_raised_has_no_code() -> None:

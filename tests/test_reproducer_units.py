@@ -12,10 +12,11 @@ import pytest
 
 from acl_conformance.conformance import reproducer
 from acl_conformance.conformance.handles import Handles
-from acl_conformance.conformance.trace import Call, Trace
+from acl_conformance.conformance.trace import Trace
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl.calls import CALLS, render_call
 from acl_conformance.reference_impl.constants import SIZE_MAX
+from acl_conformance.reference_impl.record import CallRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,9 +28,9 @@ GARBAGE = 0xDEAD0
 PINNED, HOST, STREAM, EVENT, GATE = 0x7000, 0x9000, 0xA0, 0xB0, 0xC0
 
 
-def _calls(*specs: tuple[str, dict[str, Any], int, dict[str, Any]]) -> list[Call]:
+def _calls(*specs: tuple[str, dict[str, Any], int, dict[str, Any]]) -> list[CallRecord]:
     return [
-        Call(k + 1, name, args, code, outputs, 1, float(k), float(k) + 0.5, None)
+        CallRecord(k + 1, name, args, code, outputs, 1, float(k), float(k) + 0.5, None)
         for k, (name, args, code, outputs) in enumerate(specs)
     ]
 
@@ -89,7 +90,7 @@ def test_handles_name_recorded_values_and_map_them_onto_the_run_at_hand() -> Non
     new = [{"host_ptr": 0x17000}, {"stream": 0x1A0}, {}, {}, {"gate": 7}]
     for c, out in zip(created, new, strict=True):
         now.learn(c, now=out)
-    copy = Call(9, "memcpy_to_symbol_async", {}, 0, {}, 1, 0.0, 0.0, None)
+    copy = CallRecord(9, "memcpy_to_symbol_async", {}, 0, {}, 1, 0.0, 0.0, None)
     copy.args.update(symbol=0x6004, src=PINNED + 4, count=4, offset=0, kind=1, stream=STREAM)
     assert now.args_now(copy) == {
         "symbol": 0x16004,

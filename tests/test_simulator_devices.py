@@ -18,8 +18,9 @@ from test_simulator_support import (
     sym,
 )
 
-from acl_conformance.adapters.base import Adapter, Capabilities, Traced
+from acl_conformance.adapters.base import Adapter, Capabilities
 from acl_conformance.adapters.simulator import Simulator, SimulatorClosed
+from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl.constants import (
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_REPEAT_FINALIZE,

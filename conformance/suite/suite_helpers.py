@@ -15,7 +15,8 @@ from typing import Any
 
 from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.context import FIXTURES_NEEDED
-from acl_conformance.conformance.harness import Harness, HostBuffer, Result
+from acl_conformance.conformance.harness import Harness, HostBuffer
+from acl_conformance.reference_impl.record import CallRecord
 
 ALL_VARS: tuple[str, ...] = FIXTURES_NEEDED
 """Every fixture variable the suite copies into, smallest first."""
@@ -64,7 +65,7 @@ def gate_opened_later(
     h.settle_timer(timer, g)
 
 
-def returned_while_closed(result: Result, gate: int) -> bool:
+def returned_while_closed(result: CallRecord, gate: int) -> bool:
     """Did the call return while ``gate`` was still closed (before any timer opened it)?"""
     return gate not in result.gates_open
 

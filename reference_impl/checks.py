@@ -251,3 +251,39 @@ def blocked_outcome(requirement: str, stream: Stream, gate: Gate) -> Outcome:
             ),
         )
     )
+
+
+def succeeds(
+    profile: Folding,
+    checks: list[Check],
+    effect: object | None,
+    requirement: str | None,
+    why: str,
+    also: tuple[str, ...] = (),
+) -> Outcome:
+    """The outcome of a call that failed ``checks`` and would otherwise succeed with
+    ``effect``, the success charged to ``requirement`` (and ``also``)."""
+    return profile.fold(checks, Alternative(SUCCESS, effect, requirement, why, also))
+
+
+def created(
+    profile: Folding,
+    world: World,
+    thread: int,
+    null_output: bool,
+    requirement: str,
+    handle: str,
+    effect: Callable[[int], object],
+) -> Outcome:
+    """Every legal outcome of a call that creates a ``handle`` ("stream", "event") on the
+    current device: its output pointer may be NULL; ``effect(device)`` is the creation."""
+    checks: list[Check] = []
+    if null_output:
+        checks.append(
+            Check(requirement, f"the {handle} output pointer is NULL", ACL_ERROR_INVALID_PARAM)
+        )
+    device = current_device(world, thread, checks, requirement)
+    article = "an" if handle[0] in "aeiou" else "a"
+    return succeeds(
+        profile, checks, effect(device), requirement, f"creating {article} {handle} succeeds"
+    )

@@ -24,6 +24,7 @@ from .checks import (
     lookup_symbol,
     resolve_stream,
     shadowed,
+    succeeds,
     undefined_memory,
 )
 from .constants import (
@@ -34,7 +35,7 @@ from .constants import (
     MemcpyKind,
     kind_name,
 )
-from .outcome import SUCCESS, Alternative, Outcome
+from .outcome import Outcome
 from .requirement_ids import (
     BOUNDS_END_EXACT,
     BOUNDS_OVERFLOW,
@@ -55,22 +56,26 @@ from .requirement_ids import (
     SYMBOL_UNREGISTERED,
     TOSYMBOL_SYNC,
 )
-from .state import World
+from .state import Stream, World
 
 
-def rule_memcpy_to_symbol_async(
-    profile: Folding,
-    world: World,
-    thread: int,
-    symbol: int,
-    src: int,
-    count: int,
-    offset: int,
-    kind: int,
-    stream: int,
-) -> Outcome:
-    """Every legal outcome of aclrtMemcpyToSymbolAsync."""
-    return _to_symbol(profile, world, thread, symbol, src, count, offset, kind, stream)
+def _foreign_stream(
+    target: Stream | None, device: int, must_check: bool, checks: list[Check]
+) -> None:
+    """Adds STREAM-FOREIGN-DEVICE where ``target`` belongs to another device than the
+    current one: cann must refuse it on the asynchronous path it surely takes
+    (``must_check``), and may elsewhere."""
+    if foreign(target, device):
+        assert target is not None
+        checks.append(
+            Check(
+                STREAM_FOREIGN_DEVICE,
+                f"{target.name} belongs to device {target.device}, device {device} is current",
+                ACL_ERROR_RT_STREAM_CONTEXT,
+                MAY,
+                MUST if must_check else MAY,
+            )
+        )
 
 
 def rule_memcpy_to_symbol(
@@ -84,10 +89,12 @@ def rule_memcpy_to_symbol(
     kind: int,
 ) -> Outcome:
     """Every legal outcome of aclrtMemcpyToSymbol."""
-    return _to_symbol(profile, world, thread, symbol, src, count, offset, kind, None)
+    return rule_memcpy_to_symbol_async(
+        profile, world, thread, symbol, src, count, offset, kind, None
+    )
 
 
-def _to_symbol(
+def rule_memcpy_to_symbol_async(
     profile: Folding,
     world: World,
     thread: int,
@@ -98,7 +105,8 @@ def _to_symbol(
     kind: int,
     stream: int | None,
 ) -> Outcome:
-    """aclrtMemcpyToSymbol (``stream`` None) or aclrtMemcpyToSymbolAsync."""
+    """Every legal outcome of aclrtMemcpyToSymbolAsync, and (``stream`` None) of
+    aclrtMemcpyToSymbol."""
     is_async = stream is not None
 
     def req(r: str) -> str:
@@ -132,17 +140,7 @@ def _to_symbol(
     elif is_async and rng is not None:
         pinned, either = profile.pinned_path(rng)
         mode = "pinned" if pinned else "pageable"
-        if foreign(target, device):
-            assert target is not None
-            checks.append(
-                Check(
-                    STREAM_FOREIGN_DEVICE,
-                    f"{target.name} belongs to device {target.device}, device {device} is current",
-                    ACL_ERROR_RT_STREAM_CONTEXT,
-                    MAY,
-                    MUST if pinned and not either else MAY,
-                )
-            )
+        _foreign_stream(target, device, pinned and not either, checks)
     # Checks this call passes that a backend could get wrong and reject it for, with a
     # code of their own: the end-exact bound, the NULL stream.  A rejection with the
     # wrong code may be theirs as well as the failing check's.
@@ -165,15 +163,13 @@ def _to_symbol(
         sym, device, offset, count, rng.buffer, rng.offset, mode, target, partly
     )
     return shadowed(
-        profile.fold(
+        succeeds(
+            profile,
             checks,
-            Alternative(
-                SUCCESS,
-                effect,
-                success_req,
-                f"a valid {mode} copy into {sym.name} succeeds",
-                tuple(also),
-            ),
+            effect,
+            success_req,
+            f"a valid {mode} copy into {sym.name} succeeds",
+            tuple(also),
         ),
         shadow,
     )
@@ -191,7 +187,9 @@ def rule_memcpy_from_symbol(
     kind: int,
 ) -> Outcome:
     """Every legal outcome of aclrtMemcpyFromSymbol."""
-    return _from_symbol(profile, world, thread, dst, dst_max, symbol, count, offset, kind, None)
+    return rule_memcpy_from_symbol_async(
+        profile, world, thread, dst, dst_max, symbol, count, offset, kind, None
+    )
 
 
 def rule_memcpy_from_symbol_async(
@@ -204,25 +202,10 @@ def rule_memcpy_from_symbol_async(
     count: int,
     offset: int,
     kind: int,
-    stream: int,
-) -> Outcome:
-    """Every legal outcome of aclrtMemcpyFromSymbolAsync."""
-    return _from_symbol(profile, world, thread, dst, dst_max, symbol, count, offset, kind, stream)
-
-
-def _from_symbol(
-    profile: Folding,
-    world: World,
-    thread: int,
-    dst: int,
-    dst_max: int,
-    symbol: int,
-    count: int,
-    offset: int,
-    kind: int,
     stream: int | None,
 ) -> Outcome:
-    """aclrtMemcpyFromSymbol (``stream`` None) or aclrtMemcpyFromSymbolAsync."""
+    """Every legal outcome of aclrtMemcpyFromSymbolAsync, and (``stream`` None) of
+    aclrtMemcpyFromSymbol."""
     r = FROMSYMBOL_BYTES
     if count == 0:
         return profile.count_zero(r)
@@ -257,17 +240,7 @@ def _from_symbol(
     if stream is not None and rng is not None and rng.known:
         pinned, either = profile.pinned_path(rng)
         mode = "pinned" if pinned else "pageable"
-        if foreign(target, device):
-            assert target is not None
-            checks.append(
-                Check(
-                    STREAM_FOREIGN_DEVICE,
-                    f"{target.name} belongs to device {target.device}, device {device} is current",
-                    ACL_ERROR_RT_STREAM_CONTEXT,
-                    MAY,
-                    MUST if pinned and not either else MAY,
-                )
-            )
+        _foreign_stream(target, device, pinned and not either, checks)
     if sym is None or (stream is not None and target is None) or rng is None:
         return profile.fold(checks, IMPOSSIBLE)
     effect = fx.ReadSymbol(sym, device, offset, count, rng.buffer, rng.offset, mode, target)
@@ -275,11 +248,8 @@ def _from_symbol(
     # or a value that looks small once cut to 32 bits) it is dstMax that is misread.
     edge = dst_max == count or dst_max >= 2**31
     success_req, *also = [FROMSYMBOL_DSTMAX, r] if edge else [r]
-    return profile.fold(
-        checks,
-        Alternative(
-            SUCCESS, effect, success_req, f"a valid read of {sym.name} succeeds", tuple(also)
-        ),
+    return succeeds(
+        profile, checks, effect, success_req, f"a valid read of {sym.name} succeeds", tuple(also)
     )
 
 

@@ -19,6 +19,7 @@ from .checks import (
     blocked_outcome,
     current_device,
     one,
+    succeeds,
 )
 from .constants import (
     ACL_ERROR_REPEAT_FINALIZE,
@@ -38,14 +39,12 @@ def rule_synchronize_device(profile: Folding, world: World, thread: int) -> Outc
             g = world.order.closed_gate_before(s.queue.frontier)
             if g is not None:
                 return blocked_outcome(PINNED_COMPLETE_AFTER_SYNC, s, g)
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.SyncDevice(device),
-            PINNED_COMPLETE_AFTER_SYNC,
-            "synchronising the device waits for all its streams",
-        ),
+        fx.SyncDevice(device),
+        PINNED_COMPLETE_AFTER_SYNC,
+        "synchronising the device waits for all its streams",
     )
 
 
@@ -148,9 +147,7 @@ def rule_init(
                 MUST,
             )
         ]
-        return profile.fold(
-            checks, Alternative(SUCCESS, None, INIT_CALLS, "a repeated aclInit may succeed")
-        )
+        return succeeds(profile, checks, None, INIT_CALLS, "a repeated aclInit may succeed")
     return Outcome((Alternative(SUCCESS, fx.Init(), INIT_CALLS, "the first aclInit succeeds"),))
 
 
@@ -159,10 +156,7 @@ def rule_finalize(profile: Folding, world: World, thread: int) -> Outcome:
     if not world.initialized:
         code = ACL_ERROR_REPEAT_FINALIZE if world.finalized else None
         checks = [Check(INIT_CALLS, "aclFinalize without a live aclInit", code, MAY, MUST)]
-        return profile.fold(
-            checks,
-            Alternative(SUCCESS, None, INIT_CALLS, "a repeated aclFinalize may succeed"),
-        )
+        return succeeds(profile, checks, None, INIT_CALLS, "a repeated aclFinalize may succeed")
     return Outcome(
         (Alternative(SUCCESS, fx.Finalize(), INIT_CALLS, "aclFinalize after aclInit succeeds"),)
     )

@@ -6,7 +6,7 @@ aclrtSynchronizeEvent, aclrtDestroyEvent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from . import effects as fx
@@ -16,14 +16,16 @@ from .checks import (
     Check,
     Folding,
     Rule,
+    created,
     current_device,
     foreign,
     resolve_stream,
+    succeeds,
 )
 from .constants import (
     ACL_ERROR_INVALID_PARAM,
 )
-from .outcome import ANY_ERROR, SUCCESS, Alternative, Outcome
+from .outcome import ANY_ERROR, Alternative, Outcome
 from .requirement_ids import EVENT_CALLS, PINNED_COMPLETE_AFTER_SYNC, STREAM_EVENT_ORDER
 from .state import Event, Stream, World
 
@@ -46,16 +48,7 @@ def rule_create_event(
     profile: Folding, world: World, thread: int, null_event: bool = False
 ) -> Outcome:
     """Every legal outcome of aclrtCreateEvent."""
-    checks: list[Check] = []
-    if null_event:
-        checks.append(
-            Check(EVENT_CALLS, "the event output pointer is NULL", ACL_ERROR_INVALID_PARAM)
-        )
-    device = current_device(world, thread, checks, EVENT_CALLS)
-    return profile.fold(
-        checks,
-        Alternative(SUCCESS, fx.NewEvent(device), EVENT_CALLS, "creating an event succeeds"),
-    )
+    return created(profile, world, thread, null_event, EVENT_CALLS, "event", fx.NewEvent)
 
 
 def _event_on_stream(
@@ -74,22 +67,30 @@ def _event_on_stream(
     return e, target
 
 
-def rule_record_event(
-    profile: Folding, world: World, thread: int, event: int, stream: int
+def _ordering(
+    profile: Folding,
+    world: World,
+    thread: int,
+    event: int,
+    stream: int,
+    effect: Callable[[Event, Stream], object],
+    why: str,
 ) -> Outcome:
-    """Every legal outcome of aclrtRecordEvent."""
+    """Every legal outcome of a call that orders ``stream`` by ``event`` (records it, or
+    waits for it): ``effect(event, stream)`` is what it does."""
     checks: list[Check] = []
     e, target = _event_on_stream(world, thread, event, stream, checks)
     if e is None or target is None:
         return profile.fold(checks, IMPOSSIBLE)
-    return profile.fold(
-        checks,
-        Alternative(
-            SUCCESS,
-            fx.RecordEvent(e, target),
-            STREAM_EVENT_ORDER,
-            "recording an event succeeds",
-        ),
+    return succeeds(profile, checks, effect(e, target), STREAM_EVENT_ORDER, why)
+
+
+def rule_record_event(
+    profile: Folding, world: World, thread: int, event: int, stream: int
+) -> Outcome:
+    """Every legal outcome of aclrtRecordEvent."""
+    return _ordering(
+        profile, world, thread, event, stream, fx.RecordEvent, "recording an event succeeds"
     )
 
 
@@ -97,18 +98,14 @@ def rule_stream_wait_event(
     profile: Folding, world: World, thread: int, stream: int, event: int
 ) -> Outcome:
     """Every legal outcome of aclrtStreamWaitEvent."""
-    checks: list[Check] = []
-    e, target = _event_on_stream(world, thread, event, stream, checks)
-    if e is None or target is None:
-        return profile.fold(checks, IMPOSSIBLE)
-    return profile.fold(
-        checks,
-        Alternative(
-            SUCCESS,
-            fx.WaitEvent(target, e),
-            STREAM_EVENT_ORDER,
-            "waiting for an event succeeds",
-        ),
+    return _ordering(
+        profile,
+        world,
+        thread,
+        event,
+        stream,
+        lambda e, s: fx.WaitEvent(s, e),
+        "waiting for an event succeeds",
     )
 
 
@@ -120,9 +117,8 @@ def rule_synchronize_event(profile: Folding, world: World, thread: int, event: i
         return profile.fold(checks, IMPOSSIBLE)
     if e.captured is None:
         checks.append(Check(EVENT_CALLS, f"{e.name} was never recorded", None, MAY, MAY))
-        return profile.fold(
-            checks,
-            Alternative(SUCCESS, None, EVENT_CALLS, "an unrecorded event has nothing to wait for"),
+        return succeeds(
+            profile, checks, None, EVENT_CALLS, "an unrecorded event has nothing to wait for"
         )
     g = world.order.closed_gate_before(e.captured)
     if g is not None:
@@ -136,14 +132,12 @@ def rule_synchronize_event(profile: Folding, world: World, thread: int, event: i
                 ),
             )
         )
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.SyncEvent(e),
-            PINNED_COMPLETE_AFTER_SYNC,
-            "synchronising an event waits for what it captured",
-        ),
+        fx.SyncEvent(e),
+        PINNED_COMPLETE_AFTER_SYNC,
+        "synchronising an event waits for what it captured",
     )
 
 
@@ -153,9 +147,8 @@ def rule_destroy_event(profile: Folding, world: World, thread: int, event: int) 
     e = _event(world, event, checks)
     if e is None:
         return profile.fold(checks, IMPOSSIBLE)
-    return profile.fold(
-        checks,
-        Alternative(SUCCESS, fx.DestroyEvent(e), EVENT_CALLS, "destroying an event succeeds"),
+    return succeeds(
+        profile, checks, fx.DestroyEvent(e), EVENT_CALLS, "destroying an event succeeds"
     )
 
 

@@ -20,6 +20,7 @@ from .checks import (
     Rule,
     current_device,
     lookup_symbol,
+    succeeds,
 )
 from .constants import (
     ACL_ERROR_INVALID_PARAM,
@@ -56,14 +57,12 @@ def rule_get_symbol_address(
     )
     if sym is None or null_dev_ptr:
         return profile.fold(checks, IMPOSSIBLE)
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.ReportSymbolAddress(sym, device),
-            GETSYMBOL_ADDRESS,
-            "a registered variable has an address",
-        ),
+        fx.ReportSymbolAddress(sym, device),
+        GETSYMBOL_ADDRESS,
+        "a registered variable has an address",
     )
 
 
@@ -74,14 +73,12 @@ def rule_get_symbol_size(
     checks, sym, _device = _symbol_query(world, thread, symbol, null_size, GETSYMBOL_SIZE, "size")
     if sym is None or null_size:
         return profile.fold(checks, IMPOSSIBLE)
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.ReportSymbolSize(sym),
-            GETSYMBOL_SIZE,
-            "a registered variable has a size",
-        ),
+        fx.ReportSymbolSize(sym),
+        GETSYMBOL_SIZE,
+        "a registered variable has a size",
     )
 
 
@@ -101,18 +98,15 @@ def rule_malloc_host(
         )
     if size == 0:
         checks.append(Check(HOST_MEMORY_CALLS, "size is 0", ACL_ERROR_INVALID_PARAM, MAY, MUST))
-        return profile.fold(
-            checks,
-            Alternative(SUCCESS, None, HOST_MEMORY_CALLS, "size 0 may give a pointer or NULL"),
+        return succeeds(
+            profile, checks, None, HOST_MEMORY_CALLS, "size 0 may give a pointer or NULL"
         )
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.NewHostBuffer(size, True),
-            HOST_MEMORY_CALLS,
-            "allocating page-locked memory succeeds",
-        ),
+        fx.NewHostBuffer(size, True),
+        HOST_MEMORY_CALLS,
+        "allocating page-locked memory succeeds",
     )
 
 
@@ -207,14 +201,12 @@ def rule_host_register(
         )
     if flag != ACL_HOST_REG_PINNED:
         checks.append(Check(None, f"flag 0x{flag:x} is not ACL_HOST_REG_PINNED", None, MAY, MAY))
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.RegisterHost(ptr, size),
-            PINNED_REGISTERED,
-            "registering pageable memory page-locks it",
-        ),
+        fx.RegisterHost(ptr, size),
+        PINNED_REGISTERED,
+        "registering pageable memory page-locks it",
     )
 
 
@@ -246,14 +238,12 @@ def rule_host_unregister(profile: Folding, world: World, thread: int, ptr: int) 
                 MAY,
             )
         )
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.UnregisterHost(ptr),
-            PINNED_REGISTERED,
-            "unregistering makes the memory pageable again",
-        ),
+        fx.UnregisterHost(ptr),
+        PINNED_REGISTERED,
+        "unregistering makes the memory pageable again",
     )
 
 

@@ -19,9 +19,11 @@ from .checks import (
     Folding,
     Rule,
     blocked_outcome,
+    created,
     current_device,
     foreign,
     resolve_stream,
+    succeeds,
 )
 from .constants import (
     ACL_ERROR_INVALID_PARAM,
@@ -38,16 +40,7 @@ def rule_create_stream(
     profile: Folding, world: World, thread: int, null_stream: bool = False
 ) -> Outcome:
     """Every legal outcome of aclrtCreateStream."""
-    checks: list[Check] = []
-    if null_stream:
-        checks.append(
-            Check(STREAM_CALLS, "the stream output pointer is NULL", ACL_ERROR_INVALID_PARAM)
-        )
-    device = current_device(world, thread, checks, STREAM_CALLS)
-    return profile.fold(
-        checks,
-        Alternative(SUCCESS, fx.NewStream(device), STREAM_CALLS, "creating a stream succeeds"),
-    )
+    return created(profile, world, thread, null_stream, STREAM_CALLS, "stream", fx.NewStream)
 
 
 def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
@@ -75,10 +68,7 @@ def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int
         if g is not None:
             return blocked_outcome(STREAM_CALLS, target, g)
     effect = fx.DestroyStream(target, drains=profile.destroy_waits)
-    return profile.fold(
-        checks,
-        Alternative(SUCCESS, effect, STREAM_CALLS, "destroying a live stream succeeds"),
-    )
+    return succeeds(profile, checks, effect, STREAM_CALLS, "destroying a live stream succeeds")
 
 
 def _sync_target(
@@ -110,14 +100,12 @@ def rule_synchronize_stream(profile: Folding, world: World, thread: int, stream:
     blocked = world.order.closed_gate_before(target.queue.frontier)
     if blocked is not None:
         return blocked_outcome(PINNED_COMPLETE_AFTER_SYNC, target, blocked)
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.SyncStream(target),
-            PINNED_COMPLETE_AFTER_SYNC,
-            "synchronising a stream waits for its tasks",
-        ),
+        fx.SyncStream(target),
+        PINNED_COMPLETE_AFTER_SYNC,
+        "synchronising a stream waits for its tasks",
     )
 
 
@@ -153,14 +141,12 @@ def rule_synchronize_stream_with_timeout(
             MAY,
         )
     )
-    return profile.fold(
+    return succeeds(
+        profile,
         checks,
-        Alternative(
-            SUCCESS,
-            fx.SyncStream(target),
-            SYNC_TIMEOUT,
-            "the stream completed within the timeout",
-        ),
+        fx.SyncStream(target),
+        SYNC_TIMEOUT,
+        "the stream completed within the timeout",
     )
 
 
@@ -170,11 +156,8 @@ def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) 
     target = _sync_target(world, thread, stream, checks, STREAM_QUERY)
     if target is None:
         return profile.fold(checks, IMPOSSIBLE)
-    return profile.fold(
-        checks,
-        Alternative(
-            SUCCESS, fx.QueryStream(target), STREAM_QUERY, "querying a live stream succeeds"
-        ),
+    return succeeds(
+        profile, checks, fx.QueryStream(target), STREAM_QUERY, "querying a live stream succeeds"
     )
 
 
@@ -186,10 +169,7 @@ def rule_launch_gate(profile: Folding, world: World, thread: int, stream: int) -
     target = resolve_stream(world, stream, device, checks)
     if target is None:
         return profile.fold(checks, IMPOSSIBLE)
-    return profile.fold(
-        checks,
-        Alternative(SUCCESS, fx.LaunchGate(target), None, "enqueueing the gate succeeds"),
-    )
+    return succeeds(profile, checks, fx.LaunchGate(target), None, "enqueueing the gate succeeds")
 
 
 def rule_open_gate(profile: Folding, world: World, thread: int, gate: int) -> Outcome:

@@ -11,7 +11,7 @@ handle, undefined memory) and small outcome builders.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -251,6 +251,25 @@ def blocked_outcome(requirement: str, stream: Stream, gate: Gate) -> Outcome:
             ),
         )
     )
+
+
+def blocked(world: World, requirement: str, streams: Iterable[Stream]) -> Outcome | None:
+    """The outcome of a call that waits for ``streams`` while a closed gate is ahead of one
+    of them (see blocked_outcome); None where no gate holds any of them."""
+    for s in streams:
+        g = world.order.closed_gate_before(s.queue.frontier)
+        if g is not None:
+            return blocked_outcome(requirement, s, g)
+    return None
+
+
+def device_streams(world: World, device: int) -> list[Stream]:
+    """The live streams of ``device``, its default stream first."""
+    return [
+        s
+        for s in [world.default_stream(device), *world.streams.values()]
+        if s.alive and s.device == device
+    ]
 
 
 def succeeds(

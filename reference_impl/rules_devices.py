@@ -16,8 +16,9 @@ from .checks import (
     Check,
     Folding,
     Rule,
-    blocked_outcome,
+    blocked,
     current_device,
+    device_streams,
     one,
     succeeds,
 )
@@ -34,11 +35,9 @@ def rule_synchronize_device(profile: Folding, world: World, thread: int) -> Outc
     """Every legal outcome of aclrtSynchronizeDevice."""
     checks: list[Check] = []
     device = current_device(world, thread, checks, DEVICE_CALLS)
-    for s in [world.default_stream(device), *world.streams.values()]:
-        if s.alive and s.device == device:
-            g = world.order.closed_gate_before(s.queue.frontier)
-            if g is not None:
-                return blocked_outcome(PINNED_COMPLETE_AFTER_SYNC, s, g)
+    held = blocked(world, PINNED_COMPLETE_AFTER_SYNC, device_streams(world, device))
+    if held is not None:
+        return held
     return succeeds(
         profile,
         checks,
@@ -105,11 +104,9 @@ def rule_reset_device(profile: Folding, world: World, thread: int, device_id: in
                 Alternative(ANY_ERROR, None, DEVICE_CALLS, "or be rejected"),
             )
         )
-    for s in [world.default_stream(device_id), *world.streams.values()]:
-        if s.alive and s.device == device_id:
-            g = world.order.closed_gate_before(s.queue.frontier)
-            if g is not None:
-                return blocked_outcome(DEVICE_CALLS, s, g)
+    held = blocked(world, DEVICE_CALLS, device_streams(world, device_id))
+    if held is not None:
+        return held
     return Outcome(
         (
             Alternative(

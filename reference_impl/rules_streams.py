@@ -18,7 +18,7 @@ from .checks import (
     Check,
     Folding,
     Rule,
-    blocked_outcome,
+    blocked,
     created,
     current_device,
     foreign,
@@ -63,10 +63,9 @@ def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int
                 MAY,
             )
         )
-    if profile.destroy_waits:
-        g = world.order.closed_gate_before(target.queue.frontier)
-        if g is not None:
-            return blocked_outcome(STREAM_CALLS, target, g)
+    held = blocked(world, STREAM_CALLS, [target]) if profile.destroy_waits else None
+    if held is not None:
+        return held
     effect = fx.DestroyStream(target, drains=profile.destroy_waits)
     return succeeds(profile, checks, effect, STREAM_CALLS, "destroying a live stream succeeds")
 
@@ -97,9 +96,9 @@ def rule_synchronize_stream(profile: Folding, world: World, thread: int, stream:
     target = _sync_target(world, thread, stream, checks, STREAM_CALLS)
     if target is None:
         return profile.fold(checks, IMPOSSIBLE)
-    blocked = world.order.closed_gate_before(target.queue.frontier)
-    if blocked is not None:
-        return blocked_outcome(PINNED_COMPLETE_AFTER_SYNC, target, blocked)
+    held = blocked(world, PINNED_COMPLETE_AFTER_SYNC, [target])
+    if held is not None:
+        return held
     return succeeds(
         profile,
         checks,

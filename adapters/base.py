@@ -27,33 +27,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+# Capabilities is the one description of what a backend offers, and what the model assumes
+# of it: it lives with the constants so that the contract imports no model logic.
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
+from acl_conformance.reference_impl.constants import Capabilities as Capabilities
 
 
 class CallTimeout(Exception):
     """Raised by an adapter that enforces its own time limit on a call (a backend in
     another process, say) when the call did not answer in time: the suite reports
     TIMEOUT.  Any other exception from an adapter call is reported as CRASH."""
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What a backend offers; the suite skips, with a reason, what it does not."""
-
-    devices: int = 1
-    """How many devices the suite may use (each holds its own instance of every variable)."""
-    default_stream: bool = True
-    """NULL means the current device's default stream."""
-    events: bool = True
-    host_register: bool = True
-    gate: bool = True
-    """launch_gate / open_gate: a host task that blocks a stream until opened."""
-    threads: bool = True
-    """Several host threads may call at once."""
-    symbol_apis: bool = True
-    """The backend has the symbol APIs (aclrtMemcpyToSymbolAsync and its siblings).  A
-    release without them (CANN before 9.1.0; its ACL version number does not tell) says
-    False, and every requirement is reported not supported."""
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from acl_conformance.adapters.base import Adapter, FixtureVariable
+from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
 from acl_conformance.adapters.traced import Traced
-from acl_conformance.reference_impl import Capabilities as ModelCapabilities
 from acl_conformance.reference_impl import Model, Violation
 from acl_conformance.reference_impl.constants import ACL_SUCCESS, error_name
 from acl_conformance.reference_impl.evidence import Evidence
@@ -77,7 +76,7 @@ class Harness:
         profile: str,
         *,
         call_timeout: float = 60.0,
-        model_capabilities: ModelCapabilities | None = None,
+        model_capabilities: Capabilities | None = None,
         evidence: Evidence | None = None,
         masks: frozenset[str] = frozenset(),
         run: RunState | None = None,
@@ -96,14 +95,7 @@ class Harness:
         self.fixtures: dict[str, FixtureVariable] = {f.name: f for f in self.adapter.fixtures()}
         self.model = Model(
             profile,
-            model_capabilities
-            or ModelCapabilities(
-                devices=self.caps.devices,
-                default_stream=self.caps.default_stream,
-                events=self.caps.events,
-                host_register=self.caps.host_register,
-                gate=self.caps.gate,
-            ),
+            model_capabilities or self.caps,
             evidence,
         )
         self.model.masks = frozenset(masks)

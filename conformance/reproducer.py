@@ -30,8 +30,8 @@ handles.py names the recorded handles, reproducer_source.py assembles the text.
 from __future__ import annotations
 
 from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl.constants import Capabilities
 from acl_conformance.reference_impl.record import CallRecord
-from acl_conformance.reference_impl.state import Capabilities as ModelCapabilities
 
 from .reproducer_program import EMBED_LIMIT, Program, ReproducerError
 from .reproducer_source import PRELUDE_FILE, Baselines, source
@@ -68,7 +68,7 @@ def _model(trace: Trace) -> Model:
     caps = trace.capabilities or {}
     model = Model(
         trace.profile,
-        ModelCapabilities(
+        Capabilities(
             devices=int(caps.get("devices", 1)),
             default_stream=bool(caps.get("default_stream", True)),
             events=bool(caps.get("events", True)),

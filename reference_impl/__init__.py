@@ -5,10 +5,10 @@ suite or the reports.
 """
 
 from .catalogue import CATALOGUE, Level, Requirement, for_profile, requirement
+from .constants import Capabilities
 from .model import Expectation, Model, PendingRead
 from .outcome import Violation
 from .profiles import get_profile
-from .state import Capabilities
 
 __all__ = [
     "CATALOGUE",

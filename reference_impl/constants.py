@@ -4,11 +4,12 @@ Values and names are those of the open-source CANN headers
 (include/external/acl/acl_base_rt.h, include/external/acl/acl_rt.h,
 include/external/acl/error_codes/rt_error_codes.h), as recorded in
 cann-runtime-facts.md section 3.  These are the only things the model and the
-simulator may share.
+simulator may share, with the capability flags a backend declares (``Capabilities``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 
 SIZE_MAX = 2**64 - 1
@@ -126,3 +127,24 @@ HOST_REGISTER_ALIGNMENT = 4096
 
 SYNC_TIMEOUT_FOREVER = -1
 """aclrtSynchronizeStreamWithTimeout: -1 waits forever."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend offers, as it declares it: the suite skips, with a reason, what it
+    does not offer, and the model assumes exactly this of it."""
+
+    devices: int = 1
+    """How many devices the suite may use (each holds its own instance of every variable)."""
+    default_stream: bool = True
+    """NULL means the current device's default stream."""
+    events: bool = True
+    host_register: bool = True
+    gate: bool = True
+    """launch_gate / open_gate: a host task that blocks a stream until opened."""
+    threads: bool = True
+    """Several host threads may call at once."""
+    symbol_apis: bool = True
+    """The backend has the symbol APIs (aclrtMemcpyToSymbolAsync and its siblings).  A
+    release without them (CANN before 9.1.0; its ACL version number does not tell) says
+    False, and every requirement is reported not supported."""

@@ -35,7 +35,7 @@ import numpy as np
 
 from .apply import apply
 from .calls import CALLS, render_call
-from .constants import ACL_SUCCESS, error_name
+from .constants import ACL_SUCCESS, Capabilities, error_name
 from .diagnosis import diagnose
 from .evidence import Evidence
 from .memory import INITIAL, VarMemory, Write
@@ -49,7 +49,7 @@ from .requirement_ids import (
     PINNED_COMPLETE_AFTER_SYNC,
     SYNC_ERROR_REPORTING,
 )
-from .state import Capabilities, HostBuffer, Symbol, World
+from .state import HostBuffer, Symbol, World
 from .tally import count_match, hygiene, read_checks
 
 __all__ = ["Cause", "Expectation", "Model", "PendingRead"]

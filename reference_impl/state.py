@@ -12,19 +12,9 @@ from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .constants import Capabilities
 from .memory import Write
 from .order import Clock, Order, Queue
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What a backend declares it offers; the model adapts to it."""
-
-    devices: int = 2
-    default_stream: bool = True
-    events: bool = True
-    host_register: bool = True
-    gate: bool = True
 
 
 @dataclass(eq=False)

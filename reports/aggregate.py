@@ -30,6 +30,7 @@ failure it does not list, a requirement left undecided, an entry gone stale).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from acl_conformance.reference_impl.evidence import OUTCOMES, Evidence
@@ -222,15 +223,7 @@ def _outcomes(rid: str, ev: Evidence) -> dict[str, list[str]] | None:
 def _masked(carriers: list[dict[str, Any]], evidence: dict[int, Evidence]) -> list[dict[str, Any]]:
     """What masking took from the tests of a requirement: per masked requirement, how many
     of its tests ran with it masked, the steps they declined and the violations set aside."""
-    out: dict[str, dict[str, Any]] = {}
-    for t in carriers:
-        ev = evidence[id(t)]
-        for m in t.get("masks") or []:
-            row = out.setdefault(m, {"requirement": m, "tests": 0, "declined": 0, "set_aside": 0})
-            row["tests"] += 1
-            row["declined"] += ev.declined.get(m, 0)
-            row["set_aside"] += ev.set_aside.get(m, 0)
-    return sorted(out.values(), key=lambda r: str(r["requirement"]))
+    return _mask_rows((t, evidence[id(t)]) for t in carriers)
 
 
 def _counterexample_source(
@@ -281,9 +274,15 @@ def _entry(
 def masking(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Per masked requirement, over the whole run: how many tests ran with it masked, the
     steps they declined and the violations of it they set aside."""
+    return _mask_rows((t, Evidence.from_json(t.get("evidence"))) for t in results["results"])
+
+
+def _mask_rows(tests: Iterable[tuple[dict[str, Any], Evidence]]) -> list[dict[str, Any]]:
+    """Per requirement masked in any of ``tests`` (a test's result and its evidence), in ID
+    order: how many of them ran with it masked, the steps they declined and the violations
+    of it they set aside."""
     out: dict[str, dict[str, Any]] = {}
-    for t in results["results"]:
-        ev = Evidence.from_json(t.get("evidence"))
+    for t, ev in tests:
         for m in t.get("masks") or []:
             row = out.setdefault(m, {"requirement": m, "tests": 0, "declined": 0, "set_aside": 0})
             row["tests"] += 1

@@ -39,6 +39,21 @@ def entry_text(e: dict[str, Any], status: str = "xfail") -> str:
     return f"expected failure, {what}"
 
 
+COUNTEREXAMPLE_FACTS = (
+    ("allowed", "allowed"),
+    ("observed", "backend"),
+    ("trace_file", "trace"),
+    ("reproduce", "reproduce"),
+)
+"""(key, label) of what a counterexample shows besides its calls and message, in order."""
+
+
+def counterexample_facts(c: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(key, label, value) of the facts ``c`` has: what the model allowed, what the
+    backend did, the trace file and the command that reproduces it."""
+    return [(key, label, str(c[key])) for key, label in COUNTEREXAMPLE_FACTS if c.get(key)]
+
+
 def answers(report: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
     """(name, value, reasons) of the two answers: the gate and the conformance verdict."""
     gate = report["gate"]

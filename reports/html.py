@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from .evidence_text import answers, evidence_lines
+from .evidence_text import answers, counterexample_facts, evidence_lines
 
 COLOUR = {
     "pass": "#d7f5d7",
@@ -53,15 +53,12 @@ def _row(r: dict[str, Any]) -> str:
         details.append(f"<p><b>Counterexample</b> from <code>{escape(c['test'])}</code></p>")
         if c["calls"]:
             details.append("<pre>" + escape("\n".join(f"{x};" for x in c["calls"])) + "</pre>")
-        for key, label in (("allowed", "allowed"), ("observed", "backend")):
-            if c.get(key):
-                details.append(f"<p><b>{label}:</b> <code>{escape(c[key])}</code></p>")
+        details += [
+            f"<p><b>{label}:</b> <code>{escape(value)}</code></p>"
+            for _, label, value in counterexample_facts(c)
+        ]
         if c.get("message"):
             details.append("<pre>" + escape(c["message"]) + "</pre>")
-        if c.get("trace_file"):
-            details.append(f"<p>trace: <code>{escape(c['trace_file'])}</code></p>")
-        if c.get("reproduce"):
-            details.append(f"<p>reproduce: <code>{escape(c['reproduce'])}</code></p>")
     if r.get("cut_short_by"):
         details.append(
             "<p>Some tests were cut short by the failure of "

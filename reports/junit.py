@@ -15,6 +15,8 @@ import json
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from .evidence_text import counterexample_facts, evidence_lines
+
 
 def _attr(value: object) -> str:
     return quoteattr(str(value))
@@ -22,29 +24,12 @@ def _attr(value: object) -> str:
 
 def _details(r: dict[str, Any]) -> str:
     lines = [f"{r['id']} ({r['level']}): {r['title']}", f"status: {r['status']}"]
-    lines.append(f"checks: {r.get('checks', 0)}")
-    if r.get("reason"):
-        lines.append(f"why: {r['reason']}")
-    outcomes = r.get("outcomes")
-    if outcomes:
-        lines.append(f"outcomes seen: {', '.join(outcomes['seen']) or 'none'}")
-        if outcomes["not_seen"]:
-            lines.append(f"allowed but never seen: {', '.join(outcomes['not_seen'])}")
-    for m in r.get("masked") or []:
-        lines.append(
-            f"{m['tests']} of its tests ran with {m['requirement']} masked "
-            f"({m['declined']} steps declined, {m['set_aside']} violations set aside)"
-        )
+    lines += evidence_lines(r)
     c = r.get("counterexample")
     if c:
         lines.append(f"counterexample from {c['test']}:")
         lines += [f"  {x};" for x in c.get("calls") or []]
-        if c.get("allowed"):
-            lines.append(f"allowed: {c['allowed']}")
-        if c.get("observed"):
-            lines.append(f"backend: {c['observed']}")
-        if c.get("trace_file"):
-            lines.append(f"trace: {c['trace_file']}")
+        lines += [f"{label}: {value}" for _, label, value in counterexample_facts(c)]
     return "\n".join(lines)
 
 

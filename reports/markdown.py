@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evidence_text import answers, entry_text, evidence_lines
+from .evidence_text import answers, counterexample_facts, entry_text, evidence_lines
 
 ICON = {
     "pass": "PASS",
@@ -101,14 +101,9 @@ def render(report: dict[str, Any]) -> str:
         out.append("")
         if c["calls"]:
             out += ["```c", *[f"{line};" for line in c["calls"]], "```", ""]
-        if c.get("allowed"):
-            out.append(f"- allowed: `{_cell(c['allowed'])}`")
-        if c.get("observed"):
-            out.append(f"- backend: `{_cell(c['observed'])}`")
-        if c.get("trace_file"):
-            out.append(f"- trace: `{c['trace_file']}` (`acl-conformance replay` it)")
-        if c.get("reproduce"):
-            out.append(f"- reproduce: `{c['reproduce']}`")
+        for key, label, value in counterexample_facts(c):
+            hint = " (`acl-conformance replay` it)" if key == "trace_file" else ""
+            out.append(f"- {label}: `{_cell(value)}`{hint}")
         out.append("")
     silent = [r for r in report["requirements"] if r.get("silent")]
     if silent:

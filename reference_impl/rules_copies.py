@@ -8,6 +8,7 @@ them into the legal outcomes (profiles.py).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from types import MappingProxyType
 
 from . import effects as fx
@@ -76,22 +77,6 @@ def _foreign_stream(
                 MUST if must_check else MAY,
             )
         )
-
-
-def rule_memcpy_to_symbol(
-    profile: Folding,
-    world: World,
-    thread: int,
-    symbol: int,
-    src: int,
-    count: int,
-    offset: int,
-    kind: int,
-) -> Outcome:
-    """Every legal outcome of aclrtMemcpyToSymbol."""
-    return rule_memcpy_to_symbol_async(
-        profile, world, thread, symbol, src, count, offset, kind, None
-    )
 
 
 def rule_memcpy_to_symbol_async(
@@ -175,23 +160,6 @@ def rule_memcpy_to_symbol_async(
     )
 
 
-def rule_memcpy_from_symbol(
-    profile: Folding,
-    world: World,
-    thread: int,
-    dst: int,
-    dst_max: int,
-    symbol: int,
-    count: int,
-    offset: int,
-    kind: int,
-) -> Outcome:
-    """Every legal outcome of aclrtMemcpyFromSymbol."""
-    return rule_memcpy_from_symbol_async(
-        profile, world, thread, dst, dst_max, symbol, count, offset, kind, None
-    )
-
-
 def rule_memcpy_from_symbol_async(
     profile: Folding,
     world: World,
@@ -256,8 +224,9 @@ def rule_memcpy_from_symbol_async(
 RULES: Mapping[str, Rule] = MappingProxyType(
     {
         "memcpy_to_symbol_async": rule_memcpy_to_symbol_async,
-        "memcpy_to_symbol": rule_memcpy_to_symbol,
-        "memcpy_from_symbol": rule_memcpy_from_symbol,
+        # The synchronous copies are the asynchronous ones without a stream.
+        "memcpy_to_symbol": partial(rule_memcpy_to_symbol_async, stream=None),
+        "memcpy_from_symbol": partial(rule_memcpy_from_symbol_async, stream=None),
         "memcpy_from_symbol_async": rule_memcpy_from_symbol_async,
     }
 )

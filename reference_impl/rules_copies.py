@@ -64,8 +64,8 @@ def _foreign_stream(
     target: Stream | None, device: int, must_check: bool, checks: list[Check]
 ) -> None:
     """Adds STREAM-FOREIGN-DEVICE where ``target`` belongs to another device than the
-    current one: cann must refuse it on the asynchronous path it surely takes
-    (``must_check``), and may elsewhere."""
+    current one: spec may refuse the copy; cann must where it surely takes the pinned
+    path (``must_check``), and may elsewhere."""
     if foreign(target, device):
         assert target is not None
         checks.append(

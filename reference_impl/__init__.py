@@ -6,14 +6,14 @@ suite or the reports.
 
 from .catalogue import CATALOGUE, Level, Requirement, for_profile, requirement
 from .constants import Capabilities
-from .model import Expectation, Model, PendingRead
+from .model import Judgement, Model, PendingRead
 from .outcome import Violation
 from .profiles import get_profile
 
 __all__ = [
     "CATALOGUE",
     "Capabilities",
-    "Expectation",
+    "Judgement",
     "Level",
     "Model",
     "PendingRead",

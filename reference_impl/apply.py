@@ -44,20 +44,20 @@ from .requirement_ids import (
 )
 
 if TYPE_CHECKING:
-    from .model import Expectation, Model
+    from .model import Judgement, Model
 
 Handler = Callable[..., list[Violation]]
-"""``handler(model, effect, expectation, outputs) -> violations``; the effect is an
+"""``handler(model, effect, judgement, outputs) -> violations``; the effect is an
 instance of the class the handler is registered for."""
 
 
-def apply(model: Model, effect: object, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+def apply(model: Model, effect: object, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
     """Apply ``effect``, the effect of the answer ``exp`` settled with, to ``model``."""
     return HANDLERS[type(effect)](model, effect, exp, out)
 
 
 def _new_stream(
-    model: Model, e: fx.NewStream, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.NewStream, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     handle = int(out.get("stream") or 0)
     if handle == 0:
@@ -76,7 +76,7 @@ def _new_stream(
 
 
 def _destroy_stream(
-    model: Model, e: fx.DestroyStream, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.DestroyStream, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     if e.drains:
         model._complete(e.stream.queue.frontier, (STREAM_CALLS, exp.label))
@@ -85,7 +85,7 @@ def _destroy_stream(
 
 
 def _sync_stream(
-    model: Model, e: fx.SyncStream, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.SyncStream, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     promise = (
         SYNC_TIMEOUT
@@ -97,7 +97,7 @@ def _sync_stream(
 
 
 def _query_stream(
-    model: Model, e: fx.QueryStream, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.QueryStream, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     status = out.get("status")
     frontier = e.stream.queue.frontier
@@ -150,7 +150,7 @@ def _query_stream(
 
 
 def _sync_device(
-    model: Model, e: fx.SyncDevice, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.SyncDevice, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     for s in [model.world.default_stream(e.device), *model.world.streams.values()]:
         if s.alive and s.device == e.device:
@@ -159,7 +159,7 @@ def _sync_device(
 
 
 def _new_event(
-    model: Model, e: fx.NewEvent, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.NewEvent, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     handle = int(out.get("event") or 0)
     if handle == 0:
@@ -178,7 +178,7 @@ def _new_event(
 
 
 def _record_event(
-    model: Model, e: fx.RecordEvent, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.RecordEvent, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     # The record is a task of its stream (the stream is not complete until it ran);
     # the event captures it and everything before it.
@@ -188,7 +188,7 @@ def _record_event(
 
 
 def _wait_event(
-    model: Model, e: fx.WaitEvent, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.WaitEvent, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     if e.event.captured is not None:
         model.order.import_clock(e.stream.queue, e.event.captured)
@@ -198,7 +198,7 @@ def _wait_event(
 
 
 def _sync_event(
-    model: Model, e: fx.SyncEvent, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.SyncEvent, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     if e.event.captured is not None:
         model._complete(e.event.captured, (PINNED_COMPLETE_AFTER_SYNC, exp.label))
@@ -206,14 +206,14 @@ def _sync_event(
 
 
 def _destroy_event(
-    model: Model, e: fx.DestroyEvent, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.DestroyEvent, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     model.world.kill_event(e.event)
     return []
 
 
 def _set_device(
-    model: Model, e: fx.SetDevice, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.SetDevice, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     model.world.current[exp.thread] = e.device
     model.world.refcount[e.device] = model.world.refcount.get(e.device, 0) + 1
@@ -221,7 +221,7 @@ def _set_device(
 
 
 def _reset_device(
-    model: Model, e: fx.ResetDevice, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.ResetDevice, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     n = model.world.refcount.get(e.device, 0) - 1
     model.world.refcount[e.device] = n
@@ -246,7 +246,7 @@ def _reset_device(
 
 
 def _report_device(
-    model: Model, e: fx.ReportDevice, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.ReportDevice, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = out.get("device_id")
     if got != e.device:
@@ -263,7 +263,7 @@ def _report_device(
 
 
 def _report_device_count(
-    model: Model, e: fx.ReportDeviceCount, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.ReportDeviceCount, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = out.get("count")
     if got != e.count:
@@ -280,7 +280,7 @@ def _report_device_count(
 
 
 def _report_symbol_address(
-    model: Model, e: fx.ReportSymbolAddress, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.ReportSymbolAddress, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = int(out.get("dev_ptr") or 0)
     if got == 0:
@@ -307,7 +307,7 @@ def _report_symbol_address(
 
 
 def _report_symbol_size(
-    model: Model, e: fx.ReportSymbolSize, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.ReportSymbolSize, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = out.get("size")
     if got != e.symbol.size:
@@ -325,7 +325,7 @@ def _report_symbol_size(
 
 
 def _launch_gate(
-    model: Model, e: fx.LaunchGate, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.LaunchGate, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     gid = int(out["gate"])
     task = model.order.enqueue(e.stream.queue, exp.label)
@@ -336,7 +336,7 @@ def _launch_gate(
 
 
 def _open_gate(
-    model: Model, e: fx.OpenGate, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.OpenGate, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     gate = model._gates.get(e.gate)
     if gate is not None and not gate.open:
@@ -344,20 +344,20 @@ def _open_gate(
     return []
 
 
-def _init(model: Model, e: fx.Init, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+def _init(model: Model, e: fx.Init, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
     model.world.initialized = True
     return []
 
 
 def _finalize(
-    model: Model, e: fx.Finalize, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.Finalize, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     model.world.initialized = False
     model.world.finalized = True
     return []
 
 
-def _nothing(model: Model, e: fx.Nothing, exp: Expectation, out: dict[str, Any]) -> list[Violation]:
+def _nothing(model: Model, e: fx.Nothing, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
     return []
 
 

@@ -31,11 +31,11 @@ from .requirement_ids import (
 )
 
 if TYPE_CHECKING:
-    from .model import Expectation, Model
+    from .model import Judgement, Model
 
 
 def copy_to_symbol(
-    model: Model, e: fx.CopyToSymbol, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.CopyToSymbol, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     violations: list[Violation] = []
     var = model._var(e.device, e.symbol)
@@ -121,7 +121,7 @@ def copy_to_symbol(
 
 
 def read_symbol(
-    model: Model, e: fx.ReadSymbol, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.ReadSymbol, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     if e.dest is None:
         return []
@@ -172,7 +172,7 @@ def read_symbol(
 
 
 def new_host_buffer(
-    model: Model, e: fx.NewHostBuffer, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.NewHostBuffer, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     address = int(out.get("host_ptr") or out.get("ptr") or 0)
     what = "aclrtMallocHost" if e.pinned else "malloc"
@@ -213,7 +213,7 @@ def new_host_buffer(
 
 
 def free_host_buffer(
-    model: Model, e: fx.FreeHostBuffer, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.FreeHostBuffer, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     for w, _off in e.buffer.open_writes:
         # The copy may still read freed memory: its bytes are unspecified.
@@ -225,14 +225,14 @@ def free_host_buffer(
 
 
 def register_host(
-    model: Model, e: fx.RegisterHost, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.RegisterHost, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     model.world.register(e.address, e.size)
     return []
 
 
 def unregister_host(
-    model: Model, e: fx.UnregisterHost, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.UnregisterHost, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     reg = model.world.registered.pop(e.address, None)
     if reg is not None:
@@ -241,7 +241,7 @@ def unregister_host(
 
 
 def write_host(
-    model: Model, e: fx.WriteHost, exp: Expectation, out: dict[str, Any]
+    model: Model, e: fx.WriteHost, exp: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     model._host_write(e.buffer, e.offset, e.data)
     return []

@@ -52,10 +52,10 @@ from .requirement_ids import (
 from .state import HostBuffer, Symbol, World
 from .tally import count_match, hygiene, read_checks
 
-__all__ = ["Cause", "Expectation", "Model", "PendingRead"]
+__all__ = ["Cause", "Judgement", "Model", "PendingRead"]
 
 
-class Expectation:
+class Judgement:
     """What the profile allows for one call; ``settle`` judges the backend's answer."""
 
     def __init__(
@@ -147,8 +147,8 @@ class Model(Queries):
         )
 
     # -- calls ------------------------------------------------------------
-    def expect(self, name: str, thread: int = 0, **args: Any) -> Expectation:
-        """Announce a call; the returned expectation knows what the profile allows."""
+    def expect(self, name: str, thread: int = 0, **args: Any) -> Judgement:
+        """Announce a call; the returned judgement knows what the profile allows."""
         if name not in CALLS:
             raise KeyError(f"{name!r} is not a call of the contract")
         self._step += 1
@@ -156,7 +156,7 @@ class Model(Queries):
         label = f"#{self._step} " + (f"[thread {thread}] " if thread else "") + line
         self.history.append(label)
         outcome = self.profile.outcome(self.world, name, thread, args)
-        return Expectation(self, name, thread, dict(args), label, outcome)
+        return Judgement(self, name, thread, dict(args), label, outcome)
 
     def call(
         self,
@@ -169,7 +169,7 @@ class Model(Queries):
         """expect + settle in one step."""
         return self.expect(name, thread, **args).settle(code, **(outputs or {}))
 
-    def _settle(self, exp: Expectation, code: int, outputs: dict[str, Any]) -> list[Violation]:
+    def _settle(self, exp: Judgement, code: int, outputs: dict[str, Any]) -> list[Violation]:
         alt = exp.outcome.match(code)
         if code != ACL_SUCCESS and exp.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
             self._remember_rejected(exp)
@@ -370,7 +370,7 @@ class Model(Queries):
                     (w.offset + (x - src_off), arr[x - offset : y - offset].copy())
                 )
 
-    def _remember_rejected(self, exp: Expectation) -> None:
+    def _remember_rejected(self, exp: Judgement) -> None:
         sym = self.world.symbols.get(exp.args.get("symbol") or 0)
         if sym is None:
             return

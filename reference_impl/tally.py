@@ -50,7 +50,7 @@ from .requirement_ids import (
 from .state import Symbol
 
 if TYPE_CHECKING:
-    from .model import Expectation, Model
+    from .model import Judgement, Model
 
 _SYMBOL_COPIES = frozenset(
     {"memcpy_to_symbol_async", "memcpy_to_symbol", "memcpy_from_symbol", "memcpy_from_symbol_async"}
@@ -58,7 +58,7 @@ _SYMBOL_COPIES = frozenset(
 """The four copies of the contract: each matched answer checks RETURN-CODES."""
 
 
-def count_match(model: Model, exp: Expectation, alt: Alternative, code: int) -> None:
+def count_match(model: Model, exp: Judgement, alt: Alternative, code: int) -> None:
     """The checks a matched answer passed, and which way an open check went."""
     ev = model.evidence
     ev.check(alt.requirement, *alt.also)
@@ -84,7 +84,7 @@ def count_match(model: Model, exp: Expectation, alt: Alternative, code: int) -> 
                 ev.branch(a.requirement, accepted=True)
 
 
-def hygiene(model: Model, exp: Expectation, code: int) -> None:
+def hygiene(model: Model, exp: Judgement, code: int) -> None:
     """After a rejected call on a stream, that the stream still behaves is checked."""
     if code == ACL_SUCCESS and exp.name in ("memcpy_to_symbol", "synchronize_device"):
         dev = model.world.current_device(exp.thread)

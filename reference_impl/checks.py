@@ -167,8 +167,8 @@ def resolve_stream(
     invalid: str = STREAM_INVALID_HANDLE,
 ) -> Stream | None:
     """The stream ``handle`` names (NULL: ``device``'s default); adds a check if none."""
-    kind = world.classify_stream(handle)
-    if kind is StreamArg.DEFAULT:
+    arg = world.classify_stream(handle)
+    if arg is StreamArg.DEFAULT:
         if not world.caps.default_stream:
             checks.append(
                 Check(
@@ -180,9 +180,9 @@ def resolve_stream(
                 )
             )
         return world.default_stream(device)
-    if kind is StreamArg.LIVE:
+    if arg is StreamArg.LIVE:
         return world.streams[handle]
-    checks.append(Check(invalid, f"stream is {kind.value}", ACL_ERROR_RT_INVALID_HANDLE))
+    checks.append(Check(invalid, f"stream is {arg.value}", ACL_ERROR_RT_INVALID_HANDLE))
     return None
 
 

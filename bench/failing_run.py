@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-SUITE = "acl_conformance.conformance.suite"
+from acl_conformance.conformance.suite_command import SUITE, suite_command
+
 BACKENDS = {
     "clean": None,
     "one-bug": "d2h-accepted",
@@ -36,33 +37,13 @@ def run(variant: str | None, profile: str) -> tuple[float, list[str]]:
     """Wall seconds of one whole-suite run, and the requirements that failed in it."""
     with tempfile.TemporaryDirectory(prefix="acl-bench-") as tmp:
         results = Path(tmp) / "results.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--pyargs",
-            SUITE,
-            "--acl-profile",
+        cmd = suite_command(
             profile,
-            "--acl-hypothesis-profile",
-            "ci",
-            "--acl-results",
-            str(results),
-            "-n",
-            "2",
-            "--dist",
-            "worksteal",
-        ]
-        if variant is not None:
-            cmd += [
-                "--acl-adapter",
-                "acl_conformance.adapters.variants:variant",
-                "--acl-adapter-option",
-                f"name={variant}",
-            ]
+            adapter=None if variant is None else "acl_conformance.adapters.variants:variant",
+            adapter_options=[] if variant is None else [f"name={variant}"],
+            results=results,
+            workers=2,
+        )
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=ENV, cwd=tmp)
         wall = time.perf_counter() - t0

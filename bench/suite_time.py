@@ -15,29 +15,11 @@ import subprocess
 import sys
 import time
 
-SUITE = "acl_conformance.conformance.suite"
+from acl_conformance.conformance.suite_command import SUITE, suite_command
 
 
 def run(workers: int, profile: str) -> tuple[float, str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        SUITE,
-        "--acl-profile",
-        profile,
-        "--acl-hypothesis-profile",
-        "ci",
-        "-n",
-        str(workers),
-        # Work stealing: the machines' shards come last and go to whichever worker
-        # is free (pytest-xdist's default hands them out in fixed chunks).
-        *(["--dist", "worksteal"] if workers else []),
-    ]
+    cmd = suite_command(profile, workers=workers)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=ENV)
     wall = time.perf_counter() - t0

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SUITE = "acl_conformance.conformance.suite"
+from acl_conformance.conformance.suite_command import suite_command
+
 BAD = ("fail", "crash", "timeout", "error", "xpass")
 
 
@@ -68,24 +69,14 @@ def run_suite(
     """``pytest --pyargs <suite> --acl-adapter cann`` with these adapter options, in ``tmp``
     (``env``: variables added to the run's environment)."""
     out = tmp / f"results-{time.monotonic_ns()}.json"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        SUITE,
-        "--acl-adapter",
-        "cann",
-        *(a for o in options for a in ("--acl-adapter-option", o)),
-        "--acl-profile",
+    cmd = suite_command(
         profile,
-        "--acl-results",
-        str(out),
-        *extra,
-    ]
+        adapter="cann",
+        adapter_options=options,
+        hypothesis_profile=None,
+        results=out,
+        extra=extra,
+    )
     t0 = time.monotonic()
     proc = subprocess.run(
         cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=clean_env(**(env or {}))

@@ -7,12 +7,12 @@ import errno
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from acl_conformance.conformance import cli, runner, staging, trace_schema
+from acl_conformance.conformance.suite_command import suite_command
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "reports" / "schema" / "trace-1.schema.json"
 
@@ -202,26 +202,14 @@ def test_the_shipped_trace_schema_is_the_contracts_and_agrees_with_jsonschema() 
 def _results(tmp_path: Path) -> Path:
     out = tmp_path / "results.json"
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-c",
-            os.devnull,
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--pyargs",
-            "acl_conformance.conformance.suite",
-            "--acl-requirement",
-            "INIT-CALLS",
-            "--acl-examples",
-            "1",
-            "--acl-results",
-            str(out),
-            "-n",
-            "0",
-        ],
+        suite_command(
+            "spec",
+            hypothesis_profile=None,
+            results=out,
+            workers=0,
+            rootdir=tmp_path,
+            extra=["--acl-requirement", "INIT-CALLS", "--acl-examples", "1"],
+        ),
         capture_output=True,
         text=True,
         timeout=600,

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.record import CallRecord
 
-from . import context
+from . import context, settings
 from .failure import BackendCrash, ConformanceFailure
 from .handles import Handles
 from .harness import Harness
@@ -76,7 +76,7 @@ def replay(
     options: dict[str, str],
     profile: str,
     out: TextIO,
-    call_timeout: float = 60.0,
+    call_timeout: float = settings.CALL_TIMEOUT_SECONDS,
 ) -> int:
     suite = context.Suite(
         adapter_name=adapter, adapter_options=options, profile=profile, call_timeout=call_timeout

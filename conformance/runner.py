@@ -29,8 +29,8 @@ from typing import Any, TextIO
 from acl_conformance import reports
 from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES
 
+from . import adapter_options, staging
 from . import results as results_doc
-from . import staging
 from .buildinfo import suite_info
 from .expectations import Expectations, ExpectationsError
 from .suite_command import suite_command
@@ -108,10 +108,10 @@ def check(opts: RunOptions) -> None:
         raise RunError(f"--jobs {opts.jobs}: must be at least 1")
     if opts.call_timeout is not None and not opts.call_timeout > 0:
         raise RunError(f"--call-timeout {opts.call_timeout:g}: must be more than 0 seconds")
-    for o in opts.adapter_options:
-        key, sep, _ = o.partition("=")
-        if not sep or not key.strip():
-            raise RunError(f"--adapter-option {o!r}: expected KEY=VALUE")
+    try:
+        adapter_options.parse(opts.adapter_options, "--adapter-option")
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     for flag, path in (("--expectations", opts.expectations), ("--skips", opts.skips)):
         if path is not None:
             _check_list_file(flag, path)

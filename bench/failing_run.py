@@ -15,7 +15,6 @@ wall clean>`` (target: both <= 1.5).
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -23,14 +22,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from acl_conformance.conformance.suite_command import SUITE, suite_command
+from suite_runs import ENV, arguments, warm_up
+
+from acl_conformance.conformance.suite_command import suite_command
 
 BACKENDS = {
     "clean": None,
     "one-bug": "d2h-accepted",
     "three-bug": "three-bugs",
 }
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run(variant: str | None, profile: str) -> tuple[float, list[str]]:
@@ -57,14 +57,8 @@ def run(variant: str | None, profile: str) -> tuple[float, list[str]]:
 
 
 def main() -> None:
-    profile = sys.argv[1] if len(sys.argv) > 1 else "spec"
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--collect-only", "--pyargs", SUITE],
-        capture_output=True,
-        timeout=600,
-        env=ENV,
-    )
+    profile, rounds = arguments()
+    warm_up()
     walls: dict[str, list[float]] = {k: [] for k in BACKENDS}
     for k in range(rounds):
         for name, variant in BACKENDS.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from plugin_support import on_kinds
 
 SUITE_LIKE = """
 import pytest
@@ -133,28 +134,13 @@ def test_malformed_expectations_are_a_usage_error(
 
 
 def test_wrong_adapter_is_one_clear_line(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess(
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        "acl_conformance.conformance.suite.test_kinds",
-        "--acl-adapter",
-        "nope",
-    )
+    result = pytester.runpytest_inprocess(*on_kinds("--acl-adapter", "nope"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*adapter 'nope'*available: sim*"])
 
 
 def test_header_names_adapter_backend_profile_and_seed(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess(
-        "-p",
-        "no:cacheprovider",
-        "--co",
-        "--pyargs",
-        "acl_conformance.conformance.suite.test_kinds",
-        "--acl-profile",
-        "cann",
-    )
+    result = pytester.runpytest_inprocess(*on_kinds("--co", "--acl-profile", "cann"))
     result.stdout.fnmatch_lines(
         [
             "acl-conformance: adapter=sim, profile=cann",

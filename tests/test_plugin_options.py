@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-KINDS = "acl_conformance.conformance.suite.test_kinds"
+from plugin_support import on_kinds
 
 TWO_TESTS = """
 import pytest
@@ -102,9 +101,7 @@ def test_hypothesis_own_options_are_refused_in_one_line(
     """The suite loads its own Hypothesis profile and seeds its tests itself, so that
     Hypothesis' own profile and seed would be overridden (or fail on the suite's profile
     names): a run of the suite refuses them, naming what to use instead."""
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--co", "--pyargs", KINDS, *args
-    )
+    result = pytester.runpytest_subprocess(*on_kinds("--co", *args))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     (line,) = _error_lines(result)
     assert line.startswith(f"ERROR: {option} is not used by the acl-conformance suite: use")
@@ -120,15 +117,7 @@ def test_hypothesis_own_options_stay_for_other_runs(pytester: pytest.Pytester) -
 
 def test_the_header_names_the_profile_and_seed_given(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "--co",
-        "--pyargs",
-        KINDS,
-        "--acl-hypothesis-profile",
-        "dev",
-        "--acl-seed",
-        "5",
+        *on_kinds("--co", "--acl-hypothesis-profile", "dev", "--acl-seed", "5")
     )
     result.stdout.fnmatch_lines(["acl-conformance: hypothesis profile=dev, seed=5"])
 

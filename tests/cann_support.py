@@ -135,3 +135,19 @@ def processes_with(variable: str) -> list[int]:
         if state != "Z" and any(e.startswith(needle) for e in environ.split(b"\0")):
             found.append(int(entry.name))
     return found
+
+
+def compile_program(cc: Sequence[str], source: Path, exe: Path, lib: Path) -> None:
+    """Compile the C program ``source`` (a reproducer) into ``exe`` with compiler ``cc``,
+    against the ACL headers and the C double ``lib``, warnings as errors; assert that it
+    compiled."""
+    from acl_conformance.adapters.cann import build
+
+    proc = subprocess.run(
+        [*cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
+         "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{build.INCLUDE_DIR}", str(source),
+         "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread"],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]

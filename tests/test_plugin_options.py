@@ -3,10 +3,8 @@ heartbeat; and files that are not UTF-8 refused in one line."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from plugin_support import on_kinds
+from plugin_support import by_suite_id, on_kinds, run_fake_suite, write_fake_module
 
 TWO_TESTS = """
 import pytest
@@ -28,7 +26,7 @@ def fake_suite(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> No
     """A suite package of one module (not the whole suite) that the plugin treats as its own."""
     from acl_conformance.conformance.plugin import shared
 
-    (pytester.mkpydir("fake_suite") / "test_x.py").write_text(TWO_TESTS)
+    write_fake_module(pytester, TWO_TESTS)
     monkeypatch.setattr(shared, "SUITE_DIR", (pytester.path / "fake_suite").resolve())
     monkeypatch.setattr(shared, "suite_modules", lambda: {"test_x.py", "test_y.py"})
 
@@ -46,12 +44,9 @@ def test_a_listed_test_is_skipped_without_running(
         expected = {"test_x.py::test_copy": "skipped", "test_x.py::test_not_to_run": "skipped"}
     else:
         expected = {"test_x.py::test_copy": "pass", "test_x.py::test_not_to_run": "skipped"}
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "fake_suite", f"--acl-skips={skips}", f"--acl-results={out}"
-    )
+    result, doc = run_fake_suite(pytester, f"--acl-skips={skips}")
     assert result.ret == pytest.ExitCode.OK
-    recs = {r["suite_id"]: r for r in json.loads(out.read_text())["results"]}
+    recs = by_suite_id(doc)
     assert {sid: r["status"] for sid, r in recs.items()} == expected
     reason = recs["test_x.py::test_not_to_run"]["skip_reason"]
     assert reason == f"listed in {skips}: {key}: hangs the driver"

@@ -15,7 +15,6 @@ wall clean>`` (target: both <= 1.5).
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -23,46 +22,28 @@ import tempfile
 import time
 from pathlib import Path
 
-SUITE = "acl_conformance.conformance.suite"
+from suite_runs import ENV, arguments, warm_up
+
+from acl_conformance.conformance.suite_command import suite_command
+
 BACKENDS = {
     "clean": None,
     "one-bug": "d2h-accepted",
     "three-bug": "three-bugs",
 }
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run(variant: str | None, profile: str) -> tuple[float, list[str]]:
     """Wall seconds of one whole-suite run, and the requirements that failed in it."""
     with tempfile.TemporaryDirectory(prefix="acl-bench-") as tmp:
         results = Path(tmp) / "results.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--pyargs",
-            SUITE,
-            "--acl-profile",
+        cmd = suite_command(
             profile,
-            "--acl-hypothesis-profile",
-            "ci",
-            "--acl-results",
-            str(results),
-            "-n",
-            "2",
-            "--dist",
-            "worksteal",
-        ]
-        if variant is not None:
-            cmd += [
-                "--acl-adapter",
-                "acl_conformance.adapters.variants:variant",
-                "--acl-adapter-option",
-                f"name={variant}",
-            ]
+            adapter=None if variant is None else "acl_conformance.adapters.variants:variant",
+            adapter_options=[] if variant is None else [f"name={variant}"],
+            results=results,
+            workers=2,
+        )
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=ENV, cwd=tmp)
         wall = time.perf_counter() - t0
@@ -76,14 +57,8 @@ def run(variant: str | None, profile: str) -> tuple[float, list[str]]:
 
 
 def main() -> None:
-    profile = sys.argv[1] if len(sys.argv) > 1 else "spec"
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--collect-only", "--pyargs", SUITE],
-        capture_output=True,
-        timeout=600,
-        env=ENV,
-    )
+    profile, rounds = arguments()
+    warm_up()
     walls: dict[str, list[float]] = {k: [] for k in BACKENDS}
     for k in range(rounds):
         for name, variant in BACKENDS.items():

@@ -9,35 +9,18 @@ medians are compared.  Last line: ``seconds: <wall at -n 2>`` (target <= 60;
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
 import time
 
-SUITE = "acl_conformance.conformance.suite"
+from suite_runs import ENV, arguments, warm_up
+
+from acl_conformance.conformance.suite_command import suite_command
 
 
 def run(workers: int, profile: str) -> tuple[float, str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        SUITE,
-        "--acl-profile",
-        profile,
-        "--acl-hypothesis-profile",
-        "ci",
-        "-n",
-        str(workers),
-        # Work stealing: the machines' shards come last and go to whichever worker
-        # is free (pytest-xdist's default hands them out in fixed chunks).
-        *(["--dist", "worksteal"] if workers else []),
-    ]
+    cmd = suite_command(profile, workers=workers)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=ENV)
     wall = time.perf_counter() - t0
@@ -49,20 +32,9 @@ def run(workers: int, profile: str) -> tuple[float, str]:
     return wall, last
 
 
-# Both runs compile the same modules; with bytecode caching on, and one warm-up
-# collection first, neither pays for it and the figures are the suite's own.
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 def main() -> None:
-    profile = sys.argv[1] if len(sys.argv) > 1 else "spec"
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--collect-only", "--pyargs", SUITE],
-        capture_output=True,
-        timeout=600,
-        env=ENV,
-    )
+    profile, rounds = arguments()
+    warm_up()
     # Alternated, so that both settings see the same passing load of a shared machine;
     # the medians are compared.
     serial: list[float] = []

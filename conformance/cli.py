@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from acl_conformance import __version__
 from acl_conformance.reference_impl.catalogue import PROFILES
 
-from . import commands, runner
+from . import commands, runner, settings
 from .supervise import Interrupted
 
 
@@ -146,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         action=_Given,
         metavar="SECONDS",
-        help="per-call limit before a backend is reported as TIMEOUT (default: 60)",
+        help="per-call limit before a backend is reported as TIMEOUT "
+        f"(default: {settings.CALL_TIMEOUT_SECONDS:g})",
     )
     p_run.add_argument(
         "--requirement",
@@ -208,9 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay.add_argument(
         "--call-timeout",
         type=float,
-        default=60.0,
+        default=settings.CALL_TIMEOUT_SECONDS,
         metavar="SECONDS",
-        help="per-call limit (default: 60)",
+        help=f"per-call limit (default: {settings.CALL_TIMEOUT_SECONDS:g})",
     )
     p_replay.set_defaults(func=commands.cmd_replay)
 

@@ -14,7 +14,7 @@ from acl_conformance import reports
 from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.reference_impl.catalogue import CATALOGUE, PROFILES, Requirement, for_profile
 
-from . import replay, reproducer, runner, selfcheck, staging, trace, trace_schema
+from . import adapter_options, replay, reproducer, runner, selfcheck, staging, trace, trace_schema
 from .buildinfo import suite_info
 from .supervise import Supervisor
 
@@ -126,13 +126,10 @@ def _load_trace(path: str) -> trace.Trace:
 
 
 def _options(items: list[str]) -> dict[str, str]:
-    out = {}
-    for o in items:
-        key, sep, value = o.partition("=")
-        if not sep or not key.strip():
-            raise runner.RunError(f"--adapter-option {o!r}: expected KEY=VALUE")
-        out[key.strip()] = value
-    return out
+    try:
+        return adapter_options.parse(items, "--adapter-option")
+    except ValueError as exc:
+        raise runner.RunError(str(exc)) from None
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from acl_conformance.adapters.registry import resolve
 from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl.evidence import Evidence
 
+from . import settings
 from .failure import BackendCrash, BackendTimeout, Declined
 from .harness import Harness
 from .runstate import RunState
@@ -54,7 +55,7 @@ class Suite:
     adapter_name: str = "sim"
     adapter_options: Mapping[str, str] = field(default_factory=dict)
     profile: str = "spec"
-    call_timeout: float = 60.0
+    call_timeout: float = settings.CALL_TIMEOUT_SECONDS
     _adapter: Traced | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     backend_version: str = ""

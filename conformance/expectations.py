@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from acl_conformance.reference_impl.catalogue import BY_ID
 
@@ -61,11 +61,17 @@ class Entry:
         return f"{self.key}: {self.reason}" + (f" ({self.link})" if self.link else "")
 
 
+def id_from_file(file: str | PurePath, name: str) -> str:
+    """The test id of expectations files and reports: the name of the test's file,
+    whatever directory pytest saw it in, then the test's name in that file
+    (``test_kinds.py::test_x[1]``)."""
+    return f"{PurePath(file).name}::{name}"
+
+
 def short_id(nodeid: str) -> str:
-    """A node id from the test file name on, whatever directory pytest saw it in: the
-    test id of expectations files and reports (``test_kinds.py::test_x[1]``)."""
+    """:func:`id_from_file` of a test known by its node id."""
     path, sep, rest = nodeid.partition("::")
-    return path.rsplit("/", 1)[-1] + sep + rest
+    return id_from_file(path, rest) if sep else PurePath(path).name
 
 
 @dataclass

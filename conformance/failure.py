@@ -218,33 +218,39 @@ EXPECTED = "expected failure: "
 """How the reason of an expected failure starts (the plugin reports it as xfail)."""
 
 
-class ExpectedFailure(unittest.SkipTest):
+class _StoppedFailure(unittest.SkipTest):
+    """A failure found but not reported as one: a skip to pytest and Hypothesis alike, so
+    that the test stops there without shrinking; its reason is ``prefix``, why, and the
+    failure's first line, and the plugin finds it in :data:`LAST` under ``prefix``."""
+
+    def __init__(self, failure: ConformanceFailure, prefix: str, why: str) -> None:
+        self.failure = failure
+        first = str(failure).splitlines()[0] if str(failure) else ""
+        super().__init__(f"{prefix}{why} -- {first}")
+        LAST[prefix] = self
+
+
+class ExpectedFailure(_StoppedFailure):
     """A failure that the backend's expectations file lists (by the requirement it
-    cites).  A skip to pytest and Hypothesis alike: the test stops here, without
-    shrinking, and is reported as an expected failure."""
+    cites): the test stops here, without shrinking, and is reported as an expected
+    failure."""
 
     def __init__(self, failure: ConformanceFailure, key: str, describe: str) -> None:
-        self.failure = failure
         self.key = key
-        first = str(failure).splitlines()[0] if str(failure) else ""
-        super().__init__(f"{EXPECTED}{describe} -- {first}")
-        LAST[EXPECTED] = self
+        super().__init__(failure, EXPECTED, describe)
 
 
 KNOWN = "known failure: "
 """How the reason of a known failure starts (one found, and shrunk, by another test)."""
 
 
-class KnownFailure(unittest.SkipTest):
+class KnownFailure(_StoppedFailure):
     """A failure whose identity another test of the run already found (and shrinks): this
     test stops here, without shrinking it again, and cites that test's counterexample."""
 
     def __init__(self, failure: ConformanceFailure, owner: str) -> None:
-        self.failure = failure
         self.owner = owner
-        first = str(failure).splitlines()[0] if str(failure) else ""
-        super().__init__(f"{KNOWN}{failure.identity}, as in {owner} -- {first}")
-        LAST[KNOWN] = self
+        super().__init__(failure, KNOWN, f"{failure.identity}, as in {owner}")
 
 
 DECLINED = "declined: "

@@ -38,7 +38,7 @@ from acl_conformance.reference_impl.constants import ACL_SUCCESS, error_name
 from acl_conformance.reference_impl.evidence import Evidence
 from acl_conformance.reference_impl.record import CallRecord
 
-from . import gates, teardown, verdicts
+from . import gates, settings, teardown, verdicts
 from .backend_calls import D2H, check_c_ranges, check_ready_reads, raw, read_back, remember
 from .failure import BackendCrash, ConformanceFailure, Declined
 from .failure_evidence import gather
@@ -75,7 +75,7 @@ class Harness:
         adapter: Adapter,
         profile: str,
         *,
-        call_timeout: float = 60.0,
+        call_timeout: float = settings.CALL_TIMEOUT_SECONDS,
         model_capabilities: Capabilities | None = None,
         evidence: Evidence | None = None,
         masks: frozenset[str] = frozenset(),

@@ -6,6 +6,7 @@ Every function goes through the harness, so every call is judged by the model.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,42 @@ def size(h: Harness, name: str) -> int:
     return h.fixtures[name].size
 
 
+def _to_symbol_args(
+    h: Harness,
+    var: str,
+    src: HostBuffer | int,
+    count: int,
+    offset: int,
+    kind: int,
+    src_offset: int,
+    sym: int | None,
+) -> dict[str, Any]:
+    """The arguments aclrtMemcpyToSymbol and aclrtMemcpyToSymbolAsync share (all but the
+    stream)."""
+    return dict(
+        symbol=symbol(h, var) if sym is None else sym,
+        src=src.at(src_offset) if isinstance(src, HostBuffer) else src,
+        count=count,
+        offset=offset,
+        kind=kind,
+    )
+
+
+def _from_symbol_args(
+    h: Harness, dst: HostBuffer, var: str, count: int, offset: int, kind: int, dst_max: int | None
+) -> dict[str, Any]:
+    """The arguments aclrtMemcpyFromSymbol and aclrtMemcpyFromSymbolAsync share (all but
+    the stream)."""
+    return dict(
+        dst=dst.address,
+        dst_max=dst.size if dst_max is None else dst_max,
+        symbol=symbol(h, var),
+        count=count,
+        offset=offset,
+        kind=kind,
+    )
+
+
 def to_symbol_async(
     h: Harness,
     var: str,
@@ -43,14 +80,9 @@ def to_symbol_async(
 ) -> CallRecord:
     """aclrtMemcpyToSymbolAsync(&var, src + src_offset, count, offset, kind, stream);
     ``stream`` None: any stream (the default one where the backend has it)."""
-    address = src.at(src_offset) if isinstance(src, HostBuffer) else src
     return h.call(
         "memcpy_to_symbol_async",
-        symbol=symbol(h, var) if sym is None else sym,
-        src=address,
-        count=count,
-        offset=offset,
-        kind=kind,
+        **_to_symbol_args(h, var, src, count, offset, kind, src_offset, sym),
         stream=h.any_stream() if stream is None else stream,
     )
 
@@ -65,14 +97,8 @@ def to_symbol(
     src_offset: int = 0,
 ) -> CallRecord:
     """aclrtMemcpyToSymbol(&var, src + src_offset, count, offset, kind)."""
-    address = src.at(src_offset) if isinstance(src, HostBuffer) else src
     return h.call(
-        "memcpy_to_symbol",
-        symbol=symbol(h, var),
-        src=address,
-        count=count,
-        offset=offset,
-        kind=kind,
+        "memcpy_to_symbol", **_to_symbol_args(h, var, src, count, offset, kind, src_offset, None)
     )
 
 
@@ -87,13 +113,7 @@ def from_symbol(
 ) -> CallRecord:
     """aclrtMemcpyFromSymbol(dst, dstMax, &var, count, offset, kind)."""
     return h.call(
-        "memcpy_from_symbol",
-        dst=dst.address,
-        dst_max=dst.size if dst_max is None else dst_max,
-        symbol=symbol(h, var),
-        count=count,
-        offset=offset,
-        kind=kind,
+        "memcpy_from_symbol", **_from_symbol_args(h, dst, var, count, offset, kind, dst_max)
     )
 
 
@@ -110,12 +130,7 @@ def from_symbol_async(
     """aclrtMemcpyFromSymbolAsync(dst, dstMax, &var, count, offset, kind, stream)."""
     return h.call(
         "memcpy_from_symbol_async",
-        dst=dst.address,
-        dst_max=dst.size if dst_max is None else dst_max,
-        symbol=symbol(h, var),
-        count=count,
-        offset=offset,
-        kind=kind,
+        **_from_symbol_args(h, dst, var, count, offset, kind, dst_max),
         stream=h.any_stream() if stream is None else stream,
     )
 

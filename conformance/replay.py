@@ -21,27 +21,14 @@ from typing import Any, TextIO
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.record import CallRecord
 
-from . import context
+from . import context, settings
 from .failure import BackendCrash, ConformanceFailure
 from .handles import Handles
 from .harness import Harness
-from .trace import Trace
+from .trace import Trace, opened_during
 
 TIMER_DELAY = 0.005
 """Seconds after a waiting call starts before a timer opens the gate it waits for."""
-
-
-def _opened_during(calls: list[CallRecord]) -> dict[int, list[CallRecord]]:
-    """For each call, the open_gate calls that began while it had not yet returned (made
-    by a timer while it waited): they must be opened from a timer again."""
-    out: dict[int, list[CallRecord]] = {}
-    for i, c in enumerate(calls):
-        if c.name == "open_gate":
-            continue
-        for g in calls[i + 1 :]:
-            if g.name == "open_gate" and g.started < c.ended:
-                out.setdefault(c.seq, []).append(g)
-    return out
 
 
 class _Threads:
@@ -76,7 +63,7 @@ def replay(
     options: dict[str, str],
     profile: str,
     out: TextIO,
-    call_timeout: float = 60.0,
+    call_timeout: float = settings.CALL_TIMEOUT_SECONDS,
 ) -> int:
     suite = context.Suite(
         adapter_name=adapter, adapter_options=options, profile=profile, call_timeout=call_timeout
@@ -96,7 +83,7 @@ def replay(
             {f.name: f.address for f in h.fixtures.values()},
             h.adapter.invalid_handle(),
         )
-        timed = _opened_during(trace.calls)
+        timed = opened_during(trace.calls)
         by_timer = {g.seq for gs in timed.values() for g in gs}
         try:
             for call in trace.calls:

@@ -35,7 +35,7 @@ from acl_conformance.reference_impl.record import CallRecord
 
 from .reproducer_program import EMBED_LIMIT, Program, ReproducerError
 from .reproducer_source import PRELUDE_FILE, Baselines, source
-from .trace import Trace
+from .trace import Trace, opened_during
 
 __all__ = ["EMBED_LIMIT", "PRELUDE_FILE", "TIMER_MS", "ReproducerError", "generate"]
 
@@ -50,18 +50,6 @@ def _observed_after(calls: list[CallRecord], i: int, address: int, count: int) -
             data = c.outputs.get("data")
             return bytes(data) if isinstance(data, (bytes, bytearray)) else None
     return None
-
-
-def _opened_during(calls: list[CallRecord]) -> dict[int, list[CallRecord]]:
-    """For each call, the open_gate calls a timer made while it waited."""
-    out: dict[int, list[CallRecord]] = {}
-    for i, c in enumerate(calls):
-        if c.name == "open_gate":
-            continue
-        for g in calls[i + 1 :]:
-            if g.name == "open_gate" and g.started < c.ended:
-                out.setdefault(c.seq, []).append(g)
-    return out
 
 
 def _model(trace: Trace) -> Model:
@@ -88,7 +76,7 @@ def generate(trace: Trace) -> str:
         raise ReproducerError(f"trace {trace.path}: it names no fixture variables")
     model = _model(trace)
     prog = Program(trace)
-    timed = _opened_during(trace.calls)
+    timed = opened_during(trace.calls)
     by_timer = {g.seq for gs in timed.values() for g in gs}
     baselines: Baselines = {}
     threads = sorted({c.thread for c in trace.calls})

@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib import resources
 
-import numpy as np
-
 from acl_conformance import __version__
 from acl_conformance.reference_impl.calls import NameOf, render_call
 from acl_conformance.reference_impl.constants import MemcpyKind
 
+from .fixture_pattern import c_expression, fixture_pattern
 from .reproducer_program import Program
 from .trace import Trace
 
@@ -33,12 +32,6 @@ Baselines = dict[tuple[int, str], bytes]
 def prelude() -> str:
     """The text of :data:`PRELUDE_FILE`, copied verbatim into every program."""
     return resources.files(__package__).joinpath(PRELUDE_FILE).read_text("utf-8")
-
-
-def pattern(index: int, size: int) -> bytes:
-    """The fixture pattern every bundled backend starts from (byte i of variable k)."""
-    i = np.arange(size, dtype=np.int64)
-    return ((index * 37 + i * 11 + 0x5A) & 0xFF).astype(np.uint8).tobytes()
 
 
 def source(trace: Trace, prog: Program, baselines: Baselines) -> str:
@@ -62,7 +55,9 @@ def source(trace: Trace, prog: Program, baselines: Baselines) -> str:
         prelude(),
         "/* The device variables, as the recorded backend declared them. */",
     ]
-    inits = {str(f["name"]): pattern(k, int(f["size"])) for k, f in enumerate(trace.fixtures)}
+    inits = {
+        str(f["name"]): fixture_pattern(k, int(f["size"])) for k, f in enumerate(trace.fixtures)
+    }
     for f in trace.fixtures:
         lines.append(f"__gm__ unsigned char {f['name']}[{int(f['size'])}];")
     prep = list(_preparation(prog, trace, baselines, inits))  # may embed data: first
@@ -122,7 +117,7 @@ def _preparation(
         if data == inits[name]:
             yield (
                 f"        for (size_t i = 0; i < {len(data)}; i++) "
-                f"prep[i] = (unsigned char)(({k} * 37 + i * 11 + 0x5A) & 0xFF);"
+                f"prep[i] = {c_expression(k, 'i')};"
             )
         else:
             src = prog.embed(data, f"the starting contents of {name}")

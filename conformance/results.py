@@ -15,6 +15,8 @@ import pytest
 
 from acl_conformance.reference_impl.catalogue import for_profile
 
+from .expectations import short_id
+
 SCHEMA = "acl-conformance-results/2"
 
 # A test's status: pass, fail, crash, timeout, not_supported, skipped, xfail, xpass,
@@ -85,7 +87,7 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
     last = props.get("last_status", status)
     return {
         "nodeid": report.nodeid,
-        "suite_id": props.get("suite_id", report.nodeid.rsplit("/", 1)[-1]),
+        "suite_id": props.get("suite_id", short_id(report.nodeid)),
         "status": status,
         "phase": report.when,
         "requirements": str(props.get("requirements", "")).split(),

@@ -29,13 +29,13 @@ from typing import Any, TextIO
 from acl_conformance import reports
 from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES
 
+from . import adapter_options, staging
 from . import results as results_doc
-from . import staging
 from .buildinfo import suite_info
 from .expectations import Expectations, ExpectationsError
+from .suite_command import suite_command
 from .supervise import Supervisor
 
-SUITE = "acl_conformance.conformance.suite"
 DEFAULT_REPORT_DIR = "acl-conformance-report"
 
 
@@ -108,10 +108,10 @@ def check(opts: RunOptions) -> None:
         raise RunError(f"--jobs {opts.jobs}: must be at least 1")
     if opts.call_timeout is not None and not opts.call_timeout > 0:
         raise RunError(f"--call-timeout {opts.call_timeout:g}: must be more than 0 seconds")
-    for o in opts.adapter_options:
-        key, sep, _ = o.partition("=")
-        if not sep or not key.strip():
-            raise RunError(f"--adapter-option {o!r}: expected KEY=VALUE")
+    try:
+        adapter_options.parse(opts.adapter_options, "--adapter-option")
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     for flag, path in (("--expectations", opts.expectations), ("--skips", opts.skips)):
         if path is not None:
             _check_list_file(flag, path)
@@ -137,37 +137,15 @@ def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
     folder; ``-c`` the null device: the caller's own pytest configuration, if any, must
     not change the suite)."""
     d = (opts.report_dir if where is None else where).resolve()
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-c",
-        os.devnull,
-        "--rootdir",
-        str(d),
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--tb=no",
-        "--no-header",
-        "--pyargs",
-        SUITE,
-        "--acl-adapter",
-        opts.adapter,
-        *(a for o in opts.adapter_options for a in ("--acl-adapter-option", o)),
-        "--acl-profile",
+    cmd = suite_command(
         opts.profile,
-        "--acl-hypothesis-profile",
-        "ci",
-        "--acl-results",
-        str(d / "results.json"),
-        "--acl-trace-dir",
-        str(d / "traces"),
-        "-n",
-        str(opts.jobs or default_jobs()),
-        "--dist",
-        "worksteal",
-    ]
+        adapter=opts.adapter,
+        adapter_options=opts.adapter_options,
+        results=d / "results.json",
+        workers=opts.jobs or default_jobs(),
+        rootdir=d,
+        extra=["--tb=no", "--no-header", "--acl-trace-dir", str(d / "traces")],
+    )
     if opts.examples is not None:
         cmd += ["--acl-examples", str(opts.examples)]
     if opts.seed is not None:

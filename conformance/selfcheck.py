@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -36,9 +35,9 @@ from typing import Any
 
 from acl_conformance.adapters.variants import CATALOGUE, Variant
 
+from .suite_command import suite_command
 from .supervise import Supervisor
 
-SUITE = "acl_conformance.conformance.suite"
 ADAPTER = "acl_conformance.adapters.variants:variant"
 
 
@@ -69,29 +68,13 @@ def _pytest(
 ) -> tuple[dict[str, Any] | None, str, float]:
     with tempfile.TemporaryDirectory(prefix="acl-selfcheck-") as tmp:
         out = Path(tmp) / "results.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--pyargs",
-            SUITE,
-            "--acl-adapter",
-            ADAPTER,
-            "--acl-adapter-option",
-            f"name={variant.name}",
-            "--acl-profile",
+        cmd = suite_command(
             profile,
-            "--acl-hypothesis-profile",
-            "ci",
-            "--acl-results",
-            str(out),
-            "--acl-call-timeout",
-            "30",
-            *extra,
-        ]
+            adapter=ADAPTER,
+            adapter_options=[f"name={variant.name}"],
+            results=out,
+            extra=["--acl-call-timeout", "30", *extra],
+        )
         t0 = time.perf_counter()
         stdout, stderr = Path(tmp) / "stdout", Path(tmp) / "stderr"
         # into files, not pipes: nothing to drain while the supervisor waits

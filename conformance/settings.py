@@ -18,31 +18,17 @@ the run says otherwise (``--acl-call-timeout``)."""
 
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
+_EVERY_PROFILE: dict[str, object] = dict(
+    deadline=None, print_blob=True, suppress_health_check=_SLOW
+)
+"""What the three profiles share: no deadline, the blob printed, no slow-data health checks."""
+
 _PROFILES: dict[str, dict[str, object]] = {
     "ci": dict(
-        derandomize=True,
-        deadline=None,
-        database=None,
-        print_blob=True,
-        max_examples=100,
-        stateful_step_count=50,
-        suppress_health_check=_SLOW,
+        _EVERY_PROFILE, derandomize=True, database=None, max_examples=100, stateful_step_count=50
     ),
-    "dev": dict(
-        deadline=None,
-        print_blob=True,
-        max_examples=15,
-        stateful_step_count=20,
-        suppress_health_check=_SLOW,
-    ),
-    "thorough": dict(
-        deadline=None,
-        database=None,
-        print_blob=True,
-        max_examples=300,
-        stateful_step_count=80,
-        suppress_health_check=_SLOW,
-    ),
+    "dev": dict(_EVERY_PROFILE, max_examples=15, stateful_step_count=20),
+    "thorough": dict(_EVERY_PROFILE, database=None, max_examples=300, stateful_step_count=80),
 }
 
 

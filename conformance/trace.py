@@ -80,3 +80,17 @@ def load(path: str | Path) -> Trace:
         doc.get("invalid_handle"),
         calls,
     )
+
+
+def opened_during(calls: list[CallRecord]) -> dict[int, list[CallRecord]]:
+    """For each call (by its seq), the open_gate calls that began while it had not yet
+    returned: made by a timer while it waited, they must be made from a timer again when
+    the trace is replayed or written as a program."""
+    out: dict[int, list[CallRecord]] = {}
+    for i, c in enumerate(calls):
+        if c.name == "open_gate":
+            continue
+        for g in calls[i + 1 :]:
+            if g.name == "open_gate" and g.started < c.ended:
+                out.setdefault(c.seq, []).append(g)
+    return out

@@ -349,9 +349,7 @@ def _init(model: Model, e: fx.Init, exp: Judgement, out: dict[str, Any]) -> list
     return []
 
 
-def _finalize(
-    model: Model, e: fx.Finalize, exp: Judgement, out: dict[str, Any]
-) -> list[Violation]:
+def _finalize(model: Model, e: fx.Finalize, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
     model.world.initialized = False
     model.world.finalized = True
     return []

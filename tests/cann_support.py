@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SUITE = "acl_conformance.conformance.suite"
+from acl_conformance.conformance.suite_command import suite_command
+
 BAD = ("fail", "crash", "timeout", "error", "xpass")
 
 
@@ -68,24 +69,14 @@ def run_suite(
     """``pytest --pyargs <suite> --acl-adapter cann`` with these adapter options, in ``tmp``
     (``env``: variables added to the run's environment)."""
     out = tmp / f"results-{time.monotonic_ns()}.json"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        SUITE,
-        "--acl-adapter",
-        "cann",
-        *(a for o in options for a in ("--acl-adapter-option", o)),
-        "--acl-profile",
+    cmd = suite_command(
         profile,
-        "--acl-results",
-        str(out),
-        *extra,
-    ]
+        adapter="cann",
+        adapter_options=options,
+        hypothesis_profile=None,
+        results=out,
+        extra=extra,
+    )
     t0 = time.monotonic()
     proc = subprocess.run(
         cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=clean_env(**(env or {}))
@@ -144,3 +135,19 @@ def processes_with(variable: str) -> list[int]:
         if state != "Z" and any(e.startswith(needle) for e in environ.split(b"\0")):
             found.append(int(entry.name))
     return found
+
+
+def compile_program(cc: Sequence[str], source: Path, exe: Path, lib: Path) -> None:
+    """Compile the C program ``source`` (a reproducer) into ``exe`` with compiler ``cc``,
+    against the ACL headers and the C double ``lib``, warnings as errors; assert that it
+    compiled."""
+    from acl_conformance.adapters.cann import build
+
+    proc = subprocess.run(
+        [*cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
+         "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{build.INCLUDE_DIR}", str(source),
+         "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread"],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -7,12 +7,12 @@ import errno
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from acl_conformance.conformance import cli, runner, staging, trace_schema
+from acl_conformance.conformance.suite_command import suite_command
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "reports" / "schema" / "trace-1.schema.json"
 
@@ -26,7 +26,10 @@ def _one_line_exit_2(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return err
 
 
-def _no_suite(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def no_suite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite must not run: what is tested is refused before it starts."""
+
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the suite ran before the report folder was checked")
 
@@ -34,9 +37,8 @@ def _no_suite(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_report_dir_through_a_file_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_suite: None
 ) -> None:
-    _no_suite(monkeypatch)
     f = tmp_path / "file"
     f.write_text("x")
     err = _one_line_exit_2(capsys, "run", "--report-dir", str(f / "x"))
@@ -46,9 +48,11 @@ def test_a_report_dir_through_a_file_is_one_line(
 
 
 def test_a_report_dir_on_a_read_only_filesystem_is_found_before_the_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    no_suite: None,
 ) -> None:
-    _no_suite(monkeypatch)
     d = tmp_path / "report"
     d.mkdir()
     real_touch = Path.touch
@@ -66,9 +70,8 @@ def test_a_report_dir_on_a_read_only_filesystem_is_found_before_the_run(
 
 
 def test_expectations_and_skips_that_are_not_utf8_are_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_suite: None
 ) -> None:
-    _no_suite(monkeypatch)
     bad = tmp_path / "known.txt"
     bad.write_bytes(b"test_kinds.py::x \xff\xfe reason\n")
     err = _one_line_exit_2(capsys, "run", "--expectations", str(bad))
@@ -78,9 +81,8 @@ def test_expectations_and_skips_that_are_not_utf8_are_one_line(
 
 
 def test_conformance_mode_refuses_skips_and_pytest_arguments(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_suite: None
 ) -> None:
-    _no_suite(monkeypatch)
     skips = tmp_path / "skips.txt"
     skips.write_text("")
     for extra in (["--skips", str(skips)], ["--pytest-args=-x"], ["--", "-x"]):
@@ -202,26 +204,14 @@ def test_the_shipped_trace_schema_is_the_contracts_and_agrees_with_jsonschema() 
 def _results(tmp_path: Path) -> Path:
     out = tmp_path / "results.json"
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-c",
-            os.devnull,
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--pyargs",
-            "acl_conformance.conformance.suite",
-            "--acl-requirement",
-            "INIT-CALLS",
-            "--acl-examples",
-            "1",
-            "--acl-results",
-            str(out),
-            "-n",
-            "0",
-        ],
+        suite_command(
+            "spec",
+            hypothesis_profile=None,
+            results=out,
+            workers=0,
+            rootdir=tmp_path,
+            extra=["--acl-requirement", "INIT-CALLS", "--acl-examples", "1"],
+        ),
         capture_output=True,
         text=True,
         timeout=600,

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from cann_support import compile_program
 
 from acl_conformance import reports
 from acl_conformance.conformance import cli
@@ -123,14 +124,7 @@ def _compile_and_run_against_the_double(source: Path, tmp_path: Path) -> None:
     results = {}
     for name, lib in libs.items():
         exe = tmp_path / f"repro-{name}"
-        proc = subprocess.run(
-            [*cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
-             "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{build.INCLUDE_DIR}", str(source),
-             "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread"],
-            capture_output=True,
-            text=True,
-        )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        compile_program(cc, source, exe, lib)
         results[name] = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     ok, bug = results["correct"], results["bug"]
     assert ok.returncode == 0 and "0 mismatch(es)" in ok.stdout, ok.stdout[-2000:]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from world import PAGEABLE, PINNED, W, initial, make_world
 
+from acl_conformance.reference_impl.model import Expectation
+
 H2D = 1
 PIN = bytes(range(256)) * 32
 """The pinned buffer's contents (see world.make_world)."""
@@ -39,6 +41,20 @@ def copy(
         offset=offset,
         kind=H2D,
         stream=w.stream if stream is None else stream,
+    )
+
+
+def expect_copy(w: W, src: int = PINNED, offset: int = 0, kind: int = H2D) -> Expectation:
+    """The model's expectation of a 16-byte aclrtMemcpyToSymbolAsync into g_arr256 on the
+    world's stream, to settle with what the backend said."""
+    return w.model.expect(
+        "memcpy_to_symbol_async",
+        symbol=w.sym["g_arr256"],
+        src=src,
+        count=16,
+        offset=offset,
+        kind=kind,
+        stream=w.stream,
     )
 
 
@@ -204,15 +220,7 @@ def test_pageable_copy_returning_behind_a_closed_gate(w: W) -> None:
 
 def test_pageable_copy_that_waited_for_the_gate(w: W) -> None:
     w.ok("launch_gate", stream=w.stream, outputs={"gate": 3})
-    exp = w.model.expect(
-        "memcpy_to_symbol_async",
-        symbol=w.sym["g_arr256"],
-        src=PAGEABLE,
-        count=16,
-        offset=0,
-        kind=H2D,
-        stream=w.stream,
-    )
+    exp = expect_copy(w, src=PAGEABLE)
     w.ok("open_gate", gate=3)  # a timer opened the gate while the call was blocked
     assert exp.settle(0) == []
     assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:16])) == set()
@@ -368,15 +376,7 @@ def test_threads_have_their_own_current_device(w: W) -> None:
 
 
 def test_rejected_call_writes_nothing(w: W) -> None:
-    bad = w.model.expect(
-        "memcpy_to_symbol_async",
-        symbol=w.sym["g_arr256"],
-        src=PAGEABLE,
-        count=16,
-        offset=250,
-        kind=H2D,
-        stream=w.stream,
-    )
+    bad = expect_copy(w, src=PAGEABLE, offset=250)
     assert bad.settle(100000) == []
     w.ok("synchronize_stream", stream=w.stream)
     data = bytearray(init("g_arr256"))
@@ -386,15 +386,7 @@ def test_rejected_call_writes_nothing(w: W) -> None:
 
 
 def test_rejected_call_that_returned_success(w: W) -> None:
-    (v,) = w.model.expect(
-        "memcpy_to_symbol_async",
-        symbol=w.sym["g_arr256"],
-        src=PINNED,
-        count=16,
-        offset=0,
-        kind=2,
-        stream=w.stream,
-    ).settle(0)
+    (v,) = expect_copy(w, kind=2).settle(0)
     assert v.requirement == "KIND-REJECTED"
 
 
@@ -451,26 +443,21 @@ def test_async_read_never_sees_a_later_copy_of_its_own_stream(w: W) -> None:
 
 def test_sync_read_into_pageable_memory(w: W) -> None:
     assert copy(w, src=PAGEABLE, count=8) == []
-    ok = w.model.expect(
-        "memcpy_from_symbol",
-        dst=PAGEABLE + 4096,
-        dst_max=16,
-        symbol=w.sym["g_arr256"],
-        count=16,
-        offset=0,
-        kind=2,
-    )
-    assert ok.settle(0, observed=after("g_arr256", 0, PAGE[:8])[:16]) == []
-    bad = w.model.expect(
-        "memcpy_from_symbol",
-        dst=PAGEABLE + 4096,
-        dst_max=16,
-        symbol=w.sym["g_arr256"],
-        count=16,
-        offset=0,
-        kind=2,
-    )
-    assert reqs(bad.settle(0, observed=init("g_arr256")[:16])) == {"PAGEABLE-BLOCKS"}
+
+    def read() -> Expectation:
+        """A 16-byte aclrtMemcpyFromSymbol of g_arr256 into pageable memory."""
+        return w.model.expect(
+            "memcpy_from_symbol",
+            dst=PAGEABLE + 4096,
+            dst_max=16,
+            symbol=w.sym["g_arr256"],
+            count=16,
+            offset=0,
+            kind=2,
+        )
+
+    assert read().settle(0, observed=after("g_arr256", 0, PAGE[:8])[:16]) == []
+    assert reqs(read().settle(0, observed=init("g_arr256")[:16])) == {"PAGEABLE-BLOCKS"}
 
 
 # --- host memory edge cases -------------------------------------------------------

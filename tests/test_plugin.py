@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from plugin_support import by_suite_id, on_kinds, run_fake_suite, write_fake_module
 
 SUITE_LIKE = """
 import pytest
@@ -19,8 +18,7 @@ def test_copy(harness):
 
 def _suite_item(pytester: pytest.Pytester, ids: str, name: str = "test_x.py") -> None:
     """A test module that the plugin treats as part of the suite package."""
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / name).write_text(SUITE_LIKE.format(ids=ids))
+    write_fake_module(pytester, SUITE_LIKE.format(ids=ids), name)
 
 
 @pytest.fixture
@@ -64,17 +62,14 @@ def test_a_listed_test_that_passes_is_an_unexpected_pass(
     exp = pytester.makefile(
         ".txt", expectations="test_x.py::test_copy  known bug  https://example.org/1\n"
     )
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}", f"--acl-results={out}"
-    )
+    result, doc = run_fake_suite(pytester, f"--acl-expectations={exp}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*[XPASS]*expectations file lists it (test_x.py::test_copy: known bug (https://example.org/1))*"
         ]
     )
-    (rec,) = json.loads(out.read_text())["results"]
+    (rec,) = doc["results"]
     assert rec["status"] == "xpass" and rec["expected_failure"] == "test_x.py::test_copy"
 
 
@@ -91,15 +86,10 @@ def test_copy(harness):
 def test_a_listed_failure_is_an_expected_failure(
     pytester: pytest.Pytester, in_suite: None, key: str
 ) -> None:
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / "test_x.py").write_text(FAILING)
+    write_fake_module(pytester, FAILING)
     exp = pytester.makefile(".txt", expectations=f"{key}  known bug\n")
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}", f"--acl-results={out}"
-    )
+    result, doc = run_fake_suite(pytester, f"--acl-expectations={exp}")
     result.assert_outcomes(xfailed=1)
-    doc = json.loads(out.read_text())
     (rec,) = doc["results"]
     assert rec["status"] == "xfail" and rec["expected_failure"] == key
     assert rec["failed_requirement"] == "KIND-ACCEPTED"
@@ -111,8 +101,7 @@ def test_a_listed_failure_is_an_expected_failure(
 def test_a_failure_citing_another_requirement_is_still_a_failure(
     pytester: pytest.Pytester, in_suite: None
 ) -> None:
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / "test_x.py").write_text(FAILING)
+    write_fake_module(pytester, FAILING)
     exp = pytester.makefile(".txt", expectations="EFFECT-BYTES  a different known bug\n")
     result = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}"
@@ -133,28 +122,13 @@ def test_malformed_expectations_are_a_usage_error(
 
 
 def test_wrong_adapter_is_one_clear_line(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess(
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        "acl_conformance.conformance.suite.test_kinds",
-        "--acl-adapter",
-        "nope",
-    )
+    result = pytester.runpytest_inprocess(*on_kinds("--acl-adapter", "nope"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*adapter 'nope'*available: sim*"])
 
 
 def test_header_names_adapter_backend_profile_and_seed(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess(
-        "-p",
-        "no:cacheprovider",
-        "--co",
-        "--pyargs",
-        "acl_conformance.conformance.suite.test_kinds",
-        "--acl-profile",
-        "cann",
-    )
+    result = pytester.runpytest_inprocess(*on_kinds("--co", "--acl-profile", "cann"))
     result.stdout.fnmatch_lines(
         [
             "acl-conformance: adapter=sim, profile=cann",
@@ -165,12 +139,13 @@ def test_header_names_adapter_backend_profile_and_seed(pytester: pytest.Pytester
 
 
 def test_capability_missing_is_not_supported(pytester: pytest.Pytester, in_suite: None) -> None:
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / "test_y.py").write_text(
+    write_fake_module(
+        pytester,
         "import pytest\n"
         "@pytest.mark.requirement('DEVICE-INSTANCE')\n"
         "@pytest.mark.needs(devices=3)\n"
-        "def test_three(harness):\n    pass\n"
+        "def test_three(harness):\n    pass\n",
+        "test_y.py",
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs", "fake_suite")
     result.assert_outcomes(skipped=1)
@@ -185,8 +160,8 @@ def test_not_supported_from_the_test_body_is_not_supported_too(
     """A capability found missing in the body of a test (not only by its marker) makes the
     test not_supported in the results, not a plain skip that would leave its requirement
     unknown."""
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / "test_y.py").write_text(
+    write_fake_module(
+        pytester,
         "import pytest\n"
         "from acl_conformance.conformance.results import NOT_SUPPORTED\n"
         "@pytest.mark.requirement('STREAM-NULL-DEFAULT')\n"
@@ -194,11 +169,11 @@ def test_not_supported_from_the_test_body_is_not_supported_too(
         "    pytest.skip(f'{NOT_SUPPORTED}the backend declares no default stream')\n"
         "@pytest.mark.requirement('STREAM-NULL-DEFAULT')\n"
         "def test_other(harness):\n"
-        "    pytest.skip('does not apply')\n"
+        "    pytest.skip('does not apply')\n",
+        "test_y.py",
     )
-    out = pytester.path / "results.json"
-    pytester.runpytest_inprocess("-p", "no:cacheprovider", "fake_suite", "--acl-results", str(out))
-    statuses = {r["suite_id"]: r["status"] for r in json.loads(out.read_text())["results"]}
+    _, doc = run_fake_suite(pytester)
+    statuses = {sid: r["status"] for sid, r in by_suite_id(doc).items()}
     assert statuses == {"test_y.py::test_body": "not_supported", "test_y.py::test_other": "skipped"}
 
 
@@ -228,14 +203,10 @@ def test_a_failed_test_runs_again_with_the_failure_masked(
 ) -> None:
     """A test stopped by a failure runs again with that requirement masked, so that what
     it would have gone on to check is still checked; the failures of both are kept."""
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / "test_x.py").write_text(RERUN)
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "fake_suite", f"--acl-results={out}"
-    )
+    write_fake_module(pytester, RERUN)
+    result, doc = run_fake_suite(pytester)
     result.assert_outcomes(failed=2)
-    recs = {r["suite_id"]: r for r in json.loads(out.read_text())["results"]}
+    recs = by_suite_id(doc)
     copy = recs["test_x.py::test_copy"]
     assert copy["status"] == "fail" and copy["attempts"] == 2 and copy["completed"]
     assert copy["masks"] == ["KIND-ACCEPTED"] and copy["declined_by"] == "KIND-ACCEPTED"
@@ -265,14 +236,10 @@ def test_second(harness):
 def test_a_failure_found_again_is_known_and_cites_its_first_finder(
     pytester: pytest.Pytester, in_suite: None
 ) -> None:
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / "test_x.py").write_text(KNOWN_TWICE)
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "fake_suite", f"--acl-results={out}"
-    )
+    write_fake_module(pytester, KNOWN_TWICE)
+    result, doc = run_fake_suite(pytester)
     result.assert_outcomes(failed=2)
-    recs = {r["suite_id"]: r for r in json.loads(out.read_text())["results"]}
+    recs = by_suite_id(doc)
     assert recs["test_x.py::test_first"]["failures"][0]["same_as"] is None
     second = recs["test_x.py::test_second"]["failures"][0]
     assert second["same_as"] == "test_x.py::test_first" and second["trace_file"] is None
@@ -295,15 +262,11 @@ def test_a_step_that_puts_a_listed_requirement_at_stake_is_declined(
 ) -> None:
     """KIND-REJECTED is listed: a test that does not carry it does not make the call that
     must be rejected for it (the backend is known to get it wrong), and says so."""
-    pkg = pytester.mkpydir("fake_suite")
-    (pkg / "test_x.py").write_text(DECLINES)
+    write_fake_module(pytester, DECLINES)
     exp = pytester.makefile(".txt", expectations="KIND-REJECTED  D2H accepted\n")
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "fake_suite", f"--acl-expectations={exp}", f"--acl-results={out}"
-    )
+    result, doc = run_fake_suite(pytester, f"--acl-expectations={exp}")
     result.assert_outcomes(skipped=1)
-    (rec,) = json.loads(out.read_text())["results"]
+    (rec,) = doc["results"]
     assert rec["status"] == "declined" and rec["declined_by"] == "KIND-REJECTED"
     assert rec["evidence"]["declined"] == {"KIND-REJECTED": 1}
     assert "aclrtMemcpyToSymbolAsync" in rec["skip_reason"]

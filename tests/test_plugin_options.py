@@ -3,11 +3,8 @@ heartbeat; and files that are not UTF-8 refused in one line."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-
-KINDS = "acl_conformance.conformance.suite.test_kinds"
+from plugin_support import by_suite_id, on_kinds, run_fake_suite, write_fake_module
 
 TWO_TESTS = """
 import pytest
@@ -29,7 +26,7 @@ def fake_suite(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> No
     """A suite package of one module (not the whole suite) that the plugin treats as its own."""
     from acl_conformance.conformance.plugin import shared
 
-    (pytester.mkpydir("fake_suite") / "test_x.py").write_text(TWO_TESTS)
+    write_fake_module(pytester, TWO_TESTS)
     monkeypatch.setattr(shared, "SUITE_DIR", (pytester.path / "fake_suite").resolve())
     monkeypatch.setattr(shared, "suite_modules", lambda: {"test_x.py", "test_y.py"})
 
@@ -47,12 +44,9 @@ def test_a_listed_test_is_skipped_without_running(
         expected = {"test_x.py::test_copy": "skipped", "test_x.py::test_not_to_run": "skipped"}
     else:
         expected = {"test_x.py::test_copy": "pass", "test_x.py::test_not_to_run": "skipped"}
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "fake_suite", f"--acl-skips={skips}", f"--acl-results={out}"
-    )
+    result, doc = run_fake_suite(pytester, f"--acl-skips={skips}")
     assert result.ret == pytest.ExitCode.OK
-    recs = {r["suite_id"]: r for r in json.loads(out.read_text())["results"]}
+    recs = by_suite_id(doc)
     assert {sid: r["status"] for sid, r in recs.items()} == expected
     reason = recs["test_x.py::test_not_to_run"]["skip_reason"]
     assert reason == f"listed in {skips}: {key}: hangs the driver"
@@ -102,9 +96,7 @@ def test_hypothesis_own_options_are_refused_in_one_line(
     """The suite loads its own Hypothesis profile and seeds its tests itself, so that
     Hypothesis' own profile and seed would be overridden (or fail on the suite's profile
     names): a run of the suite refuses them, naming what to use instead."""
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--co", "--pyargs", KINDS, *args
-    )
+    result = pytester.runpytest_subprocess(*on_kinds("--co", *args))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     (line,) = _error_lines(result)
     assert line.startswith(f"ERROR: {option} is not used by the acl-conformance suite: use")
@@ -120,15 +112,7 @@ def test_hypothesis_own_options_stay_for_other_runs(pytester: pytest.Pytester) -
 
 def test_the_header_names_the_profile_and_seed_given(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "--co",
-        "--pyargs",
-        KINDS,
-        "--acl-hypothesis-profile",
-        "dev",
-        "--acl-seed",
-        "5",
+        *on_kinds("--co", "--acl-hypothesis-profile", "dev", "--acl-seed", "5")
     )
     result.stdout.fnmatch_lines(["acl-conformance: hypothesis profile=dev, seed=5"])
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cann_support import compile_program
 
 from acl_conformance.conformance import reproducer
 from acl_conformance.conformance.handles import Handles
@@ -190,14 +191,7 @@ def test_a_program_with_every_call_compiles_warning_free(tmp_path: Path) -> None
     src = tmp_path / "every.c"
     src.write_text(source)
     exe = tmp_path / "every"
-    proc = subprocess.run(
-        [*cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
-         "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{build.INCLUDE_DIR}", str(src),
-         "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread"],
-        capture_output=True,
-        text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    compile_program(cc, src, exe, lib)
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert "mismatch(es)" in run.stdout, run.stdout[-2000:]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from acl_conformance.conformance import settings
+from acl_conformance.conformance.adapter_options import parse as parse_key_values
 from acl_conformance.reference_impl.catalogue import PROFILES
 
 from . import shared
@@ -114,13 +115,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def adapter_options(config: pytest.Config) -> dict[str, str]:
     """The ``--acl-adapter-option KEY=VALUE`` options, as a mapping."""
-    out: dict[str, str] = {}
-    for item in config.getoption("acl_adapter_option"):
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise pytest.UsageError(f"--acl-adapter-option {item!r}: expected KEY=VALUE")
-        out[key.strip()] = value
-    return out
+    try:
+        return parse_key_values(config.getoption("acl_adapter_option"), "--acl-adapter-option")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 HYPOTHESIS_OPTIONS = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from acl_conformance.conformance import context, settings
-from acl_conformance.conformance.expectations import Expectations
+from acl_conformance.conformance.expectations import Expectations, id_from_file
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent.parent / "suite"
@@ -54,13 +54,13 @@ def suite_id(item: pytest.Item) -> str:
     found the file: the id used by expectations files and reports.  From the file's path,
     not the node id: for a file outside pytest's rootdir (``acl-conformance run`` sets the
     rootdir to the report directory) the node id has no file part (``::test_x[1]``)."""
-    return f"{item.path.name}::{name_in_file(item)}"
+    return id_from_file(item.path, name_in_file(item))
 
 
 def location_id(nodeid: str, location: tuple[str, int | None, str]) -> str:
     """:func:`suite_id` of a test known by its node id and location only (pytest-xdist's
     controller)."""
-    return f"{Path(location[0]).name}::{nodeid.partition('::')[2]}"
+    return id_from_file(location[0], nodeid.partition("::")[2])
 
 
 def requirements_of(item: pytest.Item) -> list[str]:

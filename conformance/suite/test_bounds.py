@@ -165,26 +165,12 @@ def test_reads_at_the_boundaries_agree_with_a_whole_read(
     big = max(c for c, _o in ranges) + 5
     dst = h.pinned(big) if how == "async pinned" else h.pageable(big)
     for count, offset in ranges:
+        read = dict(dst=dst.at(5), dst_max=count, symbol=ops.symbol(h, var), count=count)
         if how == "sync":
-            r = h.call(
-                "memcpy_from_symbol",
-                dst=dst.at(5),
-                dst_max=count,
-                symbol=ops.symbol(h, var),
-                count=count,
-                offset=offset,
-                kind=ops.D2H,
-            )
+            r = h.call("memcpy_from_symbol", **read, offset=offset, kind=ops.D2H)
         else:
             r = h.call(
-                "memcpy_from_symbol_async",
-                dst=dst.at(5),
-                dst_max=count,
-                symbol=ops.symbol(h, var),
-                count=count,
-                offset=offset,
-                kind=ops.DEFAULT,
-                stream=s,
+                "memcpy_from_symbol_async", **read, offset=offset, kind=ops.DEFAULT, stream=s
             )
             ops.sync(h, s)  # the read, judged once complete
         assert r.ok

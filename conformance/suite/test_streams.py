@@ -18,6 +18,21 @@ from acl_conformance.reference_impl.constants import StreamStatus
 VAR = "g_arr256"
 
 
+def _copies_ordered_by_an_event(h: Harness, first: int, second: int) -> tuple[int, int, int, int]:
+    """Two 64-byte copies into VAR from pinned buffers of patterns ``first`` and ``second``:
+    the first on stream s1 behind a closed gate g, then event e recorded on s1, stream s2
+    made to wait for e, and the second copy on s2.  Returns (s1, s2, e, g)."""
+    a, b = h.pinned(64, ops.pattern(first, 64)), h.pinned(64, ops.pattern(second, 64))
+    s1, s2 = h.stream(), h.stream()
+    e = ops.event(h)
+    g = h.gate(s1)
+    ops.to_symbol_async(h, VAR, a, count=64, stream=s1)
+    ops.record(h, e, s1)
+    ops.wait(h, s2, e)
+    ops.to_symbol_async(h, VAR, b, count=64, stream=s2)
+    return s1, s2, e, g
+
+
 @pytest.mark.requirement("STREAM-FIFO")
 @pytest.mark.parametrize("gated", [False, True], ids=["running", "behind-gate"])
 def test_later_copy_wins(harness: Harness, gated: bool) -> None:
@@ -58,14 +73,7 @@ def test_two_streams_interleave_freely(harness: Harness) -> None:
 @pytest.mark.needs(events=True, gate=True)
 def test_event_orders_two_streams(harness: Harness) -> None:
     h = harness
-    a, b = h.pinned(64, ops.pattern(54, 64)), h.pinned(64, ops.pattern(55, 64))
-    s1, s2 = h.stream(), h.stream()
-    e = ops.event(h)
-    g = h.gate(s1)
-    ops.to_symbol_async(h, VAR, a, count=64, stream=s1)
-    ops.record(h, e, s1)
-    ops.wait(h, s2, e)
-    ops.to_symbol_async(h, VAR, b, count=64, stream=s2)
+    _, s2, _, g = _copies_ordered_by_an_event(h, 54, 55)
     h.watch(VAR)  # neither can run: s2 waits for s1, which waits for the gate
     h.open(g)
     ops.sync(h, s2)
@@ -231,14 +239,7 @@ def test_an_event_recorded_again(harness: Harness) -> None:
 @pytest.mark.parametrize("destroyed", ["recording stream", "waiting stream"])
 def test_record_and_wait_across_streams_then_destroyed(harness: Harness, destroyed: str) -> None:
     h = harness
-    a, b = h.pinned(64, ops.pattern(610, 64)), h.pinned(64, ops.pattern(611, 64))
-    s1, s2 = h.stream(), h.stream()
-    e = ops.event(h)
-    g = h.gate(s1)
-    ops.to_symbol_async(h, VAR, a, count=64, stream=s1)
-    ops.record(h, e, s1)
-    ops.wait(h, s2, e)
-    ops.to_symbol_async(h, VAR, b, count=64, stream=s2)
+    s1, s2, e, g = _copies_ordered_by_an_event(h, 610, 611)
     timer = h.open_later(g, 0.05)  # destroying may wait for the stream's tasks
     h.call("destroy_stream", stream=s1 if destroyed == "recording stream" else s2)
     h.settle_timer(timer, g)

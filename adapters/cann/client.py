@@ -202,19 +202,25 @@ class AgentProcess:
             return False
         return True
 
+    def _try_pump(self, slot: _Slot) -> bool:
+        """Take the reader's role if no other thread has it, read answers until ``slot``
+        settles, hand the role back and wake the waiters: False if another thread reads."""
+        if not self._role.acquire(blocking=False):
+            return False
+        try:
+            self._pump(slot)
+        finally:
+            self._role.release()
+            if self._waiters:
+                with self._cond:
+                    self._cond.notify_all()
+        return True
+
     def _await(self, slot: _Slot, deadline: float) -> None:
         while not slot.settled:
             if self._death is not None:
                 return
-            if self._role.acquire(blocking=False):
-                try:
-                    self._pump(slot)
-                finally:
-                    self._role.release()
-                    if self._waiters:
-                        with self._cond:
-                            self._cond.notify_all()
-            else:
+            if not self._try_pump(slot):
                 with self._cond:
                     self._waiters += 1
                     try:
@@ -302,14 +308,7 @@ class AgentProcess:
             else:
                 self._write(data, payload)
         try:
-            if self._role.acquire(blocking=False):  # the usual case: nobody else is reading
-                try:
-                    self._pump(slot)
-                finally:
-                    self._role.release()
-                    if self._waiters:
-                        with self._cond:
-                            self._cond.notify_all()
+            self._try_pump(slot)  # the usual case: nobody else is reading
             if not slot.settled:
                 self._await(slot, deadline)
         finally:

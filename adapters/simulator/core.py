@@ -215,10 +215,26 @@ class SimulatorCore(Adapter):
             return ACL_ERROR_RT_INVALID_HANDLE, None, ctx
         return ACL_SUCCESS, obj, ctx
 
-    def _event(self, event: int) -> Event | None:
+    def _event(self, event: int) -> tuple[int, Event | None]:
+        """Resolve an event argument: (code, event).  NULL is 100000; anything that is not
+        a live event handle is 107017."""
+        handle = cabi.pointer(event)
+        if handle == 0:
+            return ACL_ERROR_INVALID_PARAM, None
         with self._lock:
-            obj = self._objects.get(cabi.pointer(event))
-        return obj if isinstance(obj, Event) else None
+            obj = self._objects.get(handle)
+        if isinstance(obj, Event):
+            return ACL_SUCCESS, obj
+        return ACL_ERROR_RT_INVALID_HANDLE, None
+
+    def _submit_stream(self, stream: int) -> tuple[int, Stream | None]:
+        """Resolve the stream a task is submitted to: ``_stream``, then ``_submit_check``.
+        (code, stream); the stream is None when the code is an error."""
+        code, strm, ctx = self._stream(stream)
+        if strm is None:
+            return code, None
+        code = self._submit_check(strm, ctx)
+        return (code, None) if code else (ACL_SUCCESS, strm)
 
     @staticmethod
     def _submit_check(stream: Stream, ctx: Context | None) -> int:

@@ -14,6 +14,7 @@ from test_simulator_support import (
     gate,
     host,
     initial,
+    open_simulator,
     read_var,
     sym,
 )
@@ -34,9 +35,7 @@ INVALID_DEVICE = 107001
 
 @pytest.fixture
 def sim() -> Iterator[Simulator]:
-    s = Simulator()
-    yield s
-    s.close()
+    yield from open_simulator(set_device=False)
 
 
 def in_thread(fn: object) -> object:

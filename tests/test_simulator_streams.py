@@ -6,14 +6,18 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_support import (
+from test_simulator_support import (  # noqa: F401 (the fixtures eager, bare)
     D2H,
     H2D,
+    SCHEDULES,
     OpenLater,
+    bare_fixture,
     bounded,
+    eager_fixture,
     gate,
     host,
     initial,
+    open_simulator,
     read_var,
     sym,
 )
@@ -33,27 +37,9 @@ DELAY = 0.4
 """Seconds before a timer opens a gate (the checks are causal, not timing margins)."""
 
 
-@pytest.fixture(params=["eager", "lazy", "random"])
+@pytest.fixture(params=SCHEDULES)
 def sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
-    s = Simulator(schedule=request.param, seed=3)
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def eager() -> Iterator[Simulator]:
-    s = Simulator()
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def bare() -> Iterator[Simulator]:
-    s = Simulator()
-    yield s
-    s.close()
+    yield from open_simulator(schedule=request.param, seed=3)
 
 
 def new_stream(sim: Simulator) -> int:

@@ -93,6 +93,24 @@ static void fault_point(const char *function)
 #endif
 }
 
+/* An argument check: ACL_ERROR_INVALID_PARAM (100000) if cond holds, as CANN's
+ * ACL_REQUIRES_* checks return it. */
+#define INVALID_PARAM_IF(cond)                                                                     \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            return ACL_ERROR_INVALID_PARAM;                                                        \
+        }                                                                                          \
+    } while (0)
+
+/* Return the code of expr unless it is ACL_SUCCESS, as CANN's ACL_REQUIRES_OK does. */
+#define RETURN_IF_ERROR(expr)                                                                      \
+    do {                                                                                           \
+        aclError code_ = (expr);                                                                   \
+        if (code_ != ACL_SUCCESS) {                                                                \
+            return code_;                                                                          \
+        }                                                                                          \
+    } while (0)
+
 /* Every exported call starts here: its fault point, then the one-time set-up. */
 #define ENTER()                                                                                    \
     do {                                                                                           \
@@ -371,9 +389,7 @@ static aclError lock_current(int *device, unsigned *gen)
  * lock_current, which holds g_mu on success. */
 static aclError begin_create(const void *out, int *device, unsigned *gen)
 {
-    if (out == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(out == NULL);
     return lock_current(device, gen);
 }
 
@@ -630,9 +646,7 @@ static aclError new_stream_task(aclrtStream handle, enum task_kind kind, stream_
 /* An event argument: NULL is 107000, anything that is not a live event 107017. */
 static aclError event_of(aclrtEvent handle, event_t **out)
 {
-    if (handle == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(handle == NULL);
     *out = as_event(handle);
     return *out != NULL ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_HANDLE;
 }
@@ -717,9 +731,7 @@ static const char *variant_text(void)
 aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
 {
     ENTER();
-    if (pkgName == NULL || versionStr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(pkgName == NULL || versionStr == NULL);
     if (strcmp(pkgName, "runtime") != 0) {
         return ACL_ERROR_INVALID_FILE; /* no version.info for that package */
     }
@@ -742,9 +754,8 @@ aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
 int aclConformanceRegisterVariable(const void *hostVar, const char *name, size_t size)
 {
     ENTER();
-    if (hostVar == NULL || name == NULL || size == 0 || strnlen(name, NAME_LIMIT) >= NAME_LIMIT) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(hostVar == NULL || name == NULL || size == 0 ||
+                     strnlen(name, NAME_LIMIT) >= NAME_LIMIT);
     int code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     for (size_t i = 0; i < g_nsyms; i++) {
@@ -889,9 +900,7 @@ aclError aclrtResetDevice(int32_t deviceId)
 aclError aclrtGetDevice(int32_t *deviceId)
 {
     ENTER();
-    if (deviceId == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(deviceId == NULL);
     int dev;
     unsigned gen;
     if (!current(&dev, &gen)) {
@@ -904,9 +913,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
 aclError aclrtGetDeviceCount(uint32_t *count)
 {
     ENTER();
-    if (count == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(count == NULL);
     *count = (uint32_t)g_ndev;
     return ACL_SUCCESS;
 }
@@ -919,9 +926,7 @@ aclError aclrtSynchronizeDevice(void)
     size_t n = 0;
     int dev;
     unsigned gen;
-    if (lock_current(&dev, &gen) != ACL_SUCCESS) {
-        return ACL_ERROR_RT_CONTEXT_NULL;
-    }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
     targets[n++] = g_dev[dev].default_stream;
     for (stream_t *s = g_dev[dev].streams; s != NULL && n < MAX_STREAMS + 1; s = s->ctx_next) {
         targets[n++] = s;
@@ -957,10 +962,8 @@ aclError aclrtCreateStream(aclrtStream *stream)
     ENTER();
     int dev;
     unsigned gen;
-    aclError code = begin_create(stream, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(begin_create(stream, &dev, &gen));
+    aclError code = ACL_SUCCESS;
     stream_t *s = NULL;
     if (g_dev[dev].nstreams + 1 >= MAX_STREAMS || stream_limit_reached()) {
         code = ACL_ERROR_RT_NO_STREAM_RESOURCE;
@@ -978,18 +981,14 @@ aclError aclrtCreateStream(aclrtStream *stream)
 
 static aclError destroy_stream(aclrtStream stream)
 {
-    if (stream == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(stream == NULL);
     stream_t *s = as_stream(stream);
     if (s == NULL) {
         return ACL_ERROR_RT_INVALID_HANDLE;
     }
     int dev;
     unsigned gen;
-    if (lock_current(&dev, &gen) != ACL_SUCCESS) {
-        return ACL_ERROR_RT_CONTEXT_NULL;
-    }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
     if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != STREAM_MAGIC) {
         pthread_mutex_unlock(&g_mu); /* destroyed meanwhile */
         return ACL_ERROR_RT_INVALID_HANDLE;
@@ -1021,10 +1020,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
 {
     ENTER();
     stream_t *s;
-    aclError code = stream_of(stream, &s);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(stream_of(stream, &s));
 #ifdef ACL_DOUBLE_FAULT_HANG_SYNC
     for (;;) {
         sleep(1000); /* the fault: never returns */
@@ -1041,10 +1037,7 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
         return ACL_ERROR_RT_PARAM_INVALID;
     }
     stream_t *s;
-    aclError code = stream_of(stream, &s);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(stream_of(stream, &s));
     if (timeout == 0) {
         return ACL_ERROR_RT_PARAM_INVALID;
     }
@@ -1058,13 +1051,8 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
 {
     ENTER();
     stream_t *s;
-    aclError code = stream_of(stream, &s);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
-    if (status == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    RETURN_IF_ERROR(stream_of(stream, &s));
+    INVALID_PARAM_IF(status == NULL);
     pthread_mutex_lock(&s->mu);
     *status = s->completed >= s->issued ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
     pthread_mutex_unlock(&s->mu);
@@ -1074,15 +1062,10 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 {
     ENTER();
-    if (fn == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(fn == NULL);
     stream_t *s;
     task_t *t;
-    aclError code = new_stream_task(stream, TASK_FUNC, &s, &t);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(new_stream_task(stream, TASK_FUNC, &s, &t));
     t->fn = fn;
     t->arg = args;
     return stream_enqueue(s, t, NULL);
@@ -1095,10 +1078,8 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     ENTER();
     int dev;
     unsigned gen;
-    aclError code = begin_create(event, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(begin_create(event, &dev, &gen));
+    aclError code = ACL_SUCCESS;
     event_t *e = calloc(1, sizeof *e);
     if (e == NULL) {
         code = ACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -1121,10 +1102,7 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 {
     ENTER();
     event_t *e;
-    aclError code = event_of(event, &e);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(event_of(event, &e));
     pthread_mutex_lock(&g_mu);
     if (__atomic_load_n(&e->magic, __ATOMIC_ACQUIRE) != EVENT_MAGIC) {
         pthread_mutex_unlock(&g_mu);
@@ -1148,20 +1126,14 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
     ENTER();
     event_t *e;
-    aclError code = event_of(event, &e);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(event_of(event, &e));
     stream_t *s;
     task_t *t;
-    code = new_stream_task(stream, TASK_RECORD, &s, &t);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(new_stream_task(stream, TASK_RECORD, &s, &t));
     /* Issue and publish under the event's lock, so no wait sees an older record. */
     pthread_mutex_lock(&e->mu);
     uint64_t seq = 0;
-    code = stream_enqueue(s, t, &seq);
+    aclError code = stream_enqueue(s, t, &seq);
     if (code == ACL_SUCCESS) {
         e->rec_stream = s;
         e->rec_seq = seq;
@@ -1173,18 +1145,13 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
     ENTER();
-    if (event == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(event == NULL);
     stream_t *s;
     int dev;
     unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(resolve_stream(stream, &s, &dev, &gen));
     event_t *e;
-    code = event_of(event, &e); /* the handle is read only after the stream resolves */
+    aclError code = event_of(event, &e); /* the handle is read only after the stream resolves */
     if (code == ACL_SUCCESS) {
         code = submit_check(s, dev, gen);
     }
@@ -1209,10 +1176,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
     ENTER();
     event_t *e;
-    aclError code = event_of(event, &e);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(event_of(event, &e));
     uint64_t seq;
     stream_t *on = last_record(e, &seq);
     if (on != NULL) {
@@ -1226,9 +1190,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     ENTER();
-    if (hostPtr == NULL || size == 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(hostPtr == NULL || size == 0);
     void *p = NULL;
     if (size > g_host_limit || posix_memalign(&p, MALLOC_HOST_ALIGN, size) != 0) {
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -1248,9 +1210,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 aclError aclrtFreeHost(void *hostPtr)
 {
     ENTER();
-    if (hostPtr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(hostPtr == NULL);
     if (!take_range(&g_host_allocs, hostPtr)) {
         return ACL_ERROR_RT_PARAM_INVALID; /* not the start of live aclrtMallocHost memory */
     }
@@ -1261,9 +1221,7 @@ aclError aclrtFreeHost(void *hostPtr)
 static aclError register_range(void *ptr, uint64_t size)
 {
     uintptr_t start = (uintptr_t)ptr;
-    if (size > UINTPTR_MAX - start) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(size > UINTPTR_MAX - start);
     uintptr_t end = start + (uintptr_t)size;
     aclError code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
@@ -1279,24 +1237,16 @@ static aclError register_range(void *ptr, uint64_t size)
 aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
 {
     ENTER();
-    if (ptr == NULL || size == 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (flag == 0 || (flag & ~(uint32_t)REGISTER_FLAGS) != 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if ((uintptr_t)ptr % HOST_REGISTER_ALIGN != 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(ptr == NULL || size == 0);
+    INVALID_PARAM_IF(flag == 0 || (flag & ~(uint32_t)REGISTER_FLAGS) != 0);
+    INVALID_PARAM_IF((uintptr_t)ptr % HOST_REGISTER_ALIGN != 0);
     return register_range(ptr, size);
 }
 
 aclError aclrtHostUnregister(void *ptr)
 {
     ENTER();
-    if (ptr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(ptr == NULL);
     return take_range(&g_registered, ptr) ? ACL_SUCCESS : ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED;
 }
 
@@ -1346,15 +1296,9 @@ static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtSt
     stream_t *s;
     int dev;
     unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(resolve_stream(stream, &s, &dev, &gen));
     if (is_pinned(host_side) || pageable_late) {
-        code = submit_check(s, dev, gen);
-        if (code != ACL_SUCCESS) {
-            return code;
-        }
+        RETURN_IF_ERROR(submit_check(s, dev, gen));
         task_t *t = task_new(TASK_COPY);
         if (t == NULL) {
             return ACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -1378,9 +1322,7 @@ static aclError symbol_range(const void *symbol, size_t offset, size_t count, ui
 {
     int dev;
     unsigned gen;
-    if (lock_current(&dev, &gen) != ACL_SUCCESS) {
-        return ACL_ERROR_RT_CONTEXT_NULL;
-    }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
     const symbol_t *sym = find_symbol_locked(symbol);
     if (sym == NULL) {
         pthread_mutex_unlock(&g_mu);
@@ -1421,9 +1363,7 @@ static int from_kind_ok(aclrtMemcpyKind kind)
 aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
 {
     ENTER();
-    if (symbol == NULL || devPtr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(symbol == NULL || devPtr == NULL);
     uint8_t *addr = NULL;
     aclError code = symbol_range(symbol, 0, 0, &addr);
     if (code == ACL_SUCCESS) {
@@ -1435,14 +1375,10 @@ aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
 aclError aclrtGetSymbolSize(const void *symbol, size_t *size)
 {
     ENTER();
-    if (symbol == NULL || size == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(symbol == NULL || size == NULL);
     int dev;
     unsigned gen;
-    if (lock_current(&dev, &gen) != ACL_SUCCESS) {
-        return ACL_ERROR_RT_CONTEXT_NULL;
-    }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
     const symbol_t *sym = find_symbol_locked(symbol);
     if (sym != NULL) {
         *size = sym->size;
@@ -1463,9 +1399,7 @@ static aclError to_symbol_checks(const void *symbol, const void *src, size_t cou
     if (count == 0) {
         return ACL_SUCCESS;
     }
-    if (symbol == NULL || src == NULL || !to_kind_ok(kind)) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(symbol == NULL || src == NULL || !to_kind_ok(kind));
     return symbol_range(symbol, offset, count, dst);
 }
 
@@ -1477,9 +1411,7 @@ static aclError from_symbol_checks(void *dst, size_t dstMax, const void *symbol,
     if (count == 0) {
         return ACL_SUCCESS;
     }
-    if (symbol == NULL || dst == NULL || count > dstMax || !from_kind_ok(kind)) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(symbol == NULL || dst == NULL || count > dstMax || !from_kind_ok(kind));
     return symbol_range(symbol, offset, count, src);
 }
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from acl_conformance.reference_impl.constants import (
     ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_HANDLE,
     ACL_SUCCESS,
@@ -25,11 +24,9 @@ class EventCalls(SimulatorCore):
     def create_event(self, null_event: bool = False) -> tuple[int, int]:
         """aclrtCreateEvent: NULL output 100000; no current device 107002."""
         self._check_open()
-        if null_event:
-            return ACL_ERROR_INVALID_PARAM, 0
-        ctx = self._devices.current()
+        code, ctx = self._create_context(null_event)
         if ctx is None:
-            return ACL_ERROR_RT_CONTEXT_NULL, 0
+            return code, 0
         with self._lock:
             handle = next(self._handles)
             event = Event(handle, ctx.device)

@@ -227,6 +227,16 @@ class SimulatorCore(Adapter):
             return ACL_SUCCESS, obj
         return ACL_ERROR_RT_INVALID_HANDLE, None
 
+    def _create_context(self, null_output: bool) -> tuple[int, Context | None]:
+        """The checks a create call (stream, event) makes first: (code, context).  A NULL
+        output is 100000, no current device 107002."""
+        if null_output:
+            return ACL_ERROR_INVALID_PARAM, None
+        ctx = self._devices.current()
+        if ctx is None:
+            return ACL_ERROR_RT_CONTEXT_NULL, None
+        return ACL_SUCCESS, ctx
+
     def _submit_stream(self, stream: int) -> tuple[int, Stream | None]:
         """Resolve the stream a task is submitted to: ``_stream``, then ``_submit_check``.
         (code, stream); the stream is None when the code is an error."""

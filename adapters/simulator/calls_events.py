@@ -39,7 +39,7 @@ class EventCalls(SimulatorCore):
         stream (NULL = default; 107002, 107017), then 107003 for another context's stream.
         Choice: an event may be recorded on a stream of another device than the event's."""
         self._check_open()
-        code, evt = self._event(event)
+        code, evt = self._event_arg(event)
         if evt is None:
             return code
         code, strm = self._submit_stream(stream)
@@ -58,7 +58,7 @@ class EventCalls(SimulatorCore):
         code, strm, ctx = self._stream(stream)
         if strm is None:
             return code
-        code, evt = self._event(event)  # read only after the stream resolves
+        code, evt = self._event_arg(event)  # read only after the stream resolves
         if evt is None:
             return code
         code = self._submit_check(strm, ctx)
@@ -77,7 +77,7 @@ class EventCalls(SimulatorCore):
     def synchronize_event(self, event: int) -> int:
         """aclrtSynchronizeEvent: wait for the latest record; never recorded: returns 0."""
         self._check_open()
-        code, evt = self._event(event)
+        code, evt = self._event_arg(event)
         if evt is None:
             return code
         record = evt.latest()

@@ -215,17 +215,19 @@ class SimulatorCore(Adapter):
             return ACL_ERROR_RT_INVALID_HANDLE, None, ctx
         return ACL_SUCCESS, obj, ctx
 
-    def _event(self, event: int) -> tuple[int, Event | None]:
+    def _event(self, event: int) -> Event | None:
+        """The live event whose handle is ``event``, or None."""
+        with self._lock:
+            obj = self._objects.get(cabi.pointer(event))
+        return obj if isinstance(obj, Event) else None
+
+    def _event_arg(self, event: int) -> tuple[int, Event | None]:
         """Resolve an event argument: (code, event).  NULL is 100000; anything that is not
         a live event handle is 107017."""
-        handle = cabi.pointer(event)
-        if handle == 0:
+        if cabi.pointer(event) == 0:
             return ACL_ERROR_INVALID_PARAM, None
-        with self._lock:
-            obj = self._objects.get(handle)
-        if isinstance(obj, Event):
-            return ACL_SUCCESS, obj
-        return ACL_ERROR_RT_INVALID_HANDLE, None
+        evt = self._event(event)
+        return (ACL_SUCCESS, evt) if evt is not None else (ACL_ERROR_RT_INVALID_HANDLE, None)
 
     def _create_context(self, null_output: bool) -> tuple[int, Context | None]:
         """The checks a create call (stream, event) makes first: (code, context).  A NULL

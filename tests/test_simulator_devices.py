@@ -7,17 +7,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_support import (
-    H2D,
-    OpenLater,
-    bounded,
-    gate,
-    host,
-    initial,
-    open_simulator,
-    read_var,
-    sym,
-)
+from test_simulator_fixtures import open_simulator
+from test_simulator_support import H2D, OpenLater, bounded, gate, host, initial, read_var, sym
 
 from acl_conformance.adapters.base import Adapter, Capabilities
 from acl_conformance.adapters.simulator import Simulator, SimulatorClosed

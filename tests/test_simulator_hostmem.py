@@ -6,17 +6,15 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_support import (  # noqa: F401 (the fixture eager)
+from test_simulator_fixtures import SCHEDULES, eager_fixture, open_simulator  # noqa: F401 (the fixture eager)
+from test_simulator_support import (
     D2H,
     H2D,
-    SCHEDULES,
     OpenLater,
     bounded,
-    eager_fixture,
     gate,
     host,
     initial,
-    open_simulator,
     read_var,
     sym,
 )

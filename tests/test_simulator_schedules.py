@@ -6,18 +6,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_support import (
-    D2H,
-    H2D,
-    bounded,
-    gate,
-    host,
-    initial,
-    open_simulator,
-    read_var,
-    sym,
-    watchdog,
-)
+from test_simulator_fixtures import open_simulator
+from test_simulator_support import D2H, H2D, bounded, gate, host, initial, read_var, sym, watchdog
 
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.simulator.streams import Schedule

@@ -6,18 +6,15 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_support import (  # noqa: F401 (the fixtures eager, bare)
+from test_simulator_fixtures import SCHEDULES, bare_fixture, eager_fixture, open_simulator  # noqa: F401 (the fixtures bare, eager)
+from test_simulator_support import (
     D2H,
     H2D,
-    SCHEDULES,
     OpenLater,
-    bare_fixture,
     bounded,
-    eager_fixture,
     gate,
     host,
     initial,
-    open_simulator,
     read_var,
     sym,
 )

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -23,35 +23,10 @@ H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 DEFAULT = int(MemcpyKind.ACL_MEMCPY_DEFAULT)
 
-SCHEDULES = ["eager", "lazy", "random"]
-"""The simulator's schedules, the params of each module's schedule-parametrised ``sim``."""
-
 HANG = 20.0
 """Seconds after which a blocking call is declared hung (generous: loaded 2-core CI)."""
 
 T = TypeVar("T")
-
-
-def open_simulator(set_device: bool = True, **options: Any) -> Iterator[Simulator]:
-    """The body of a simulator fixture: a Simulator with ``options``, on which this thread
-    has set device 0 (unless ``set_device`` is False), closed after the test."""
-    s = Simulator(**options)
-    if set_device:
-        assert s.set_device(0) == 0
-    yield s
-    s.close()
-
-
-@pytest.fixture(name="eager")
-def eager_fixture() -> Iterator[Simulator]:
-    """A simulator with the default (eager) schedule; this thread has set device 0."""
-    yield from open_simulator()
-
-
-@pytest.fixture(name="bare")
-def bare_fixture() -> Iterator[Simulator]:
-    """A simulator on which this thread has set no device."""
-    yield from open_simulator(set_device=False)
 
 
 def symbols(sim: Simulator) -> dict[str, FixtureVariable]:

@@ -9,17 +9,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_simulator_support import (  # noqa: F401 (the fixture bare)
+from test_simulator_fixtures import bare_fixture, open_simulator  # noqa: F401 (the fixture bare)
+from test_simulator_support import (
     D2H,
     DEFAULT,
     H2D,
-    bare_fixture,
     bounded,
     expected_pattern,
     gate,
     host,
     initial,
-    open_simulator,
     read_var,
     sym,
     symbols,

@@ -6,16 +6,8 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
-from test_simulator_support import (
-    DEFAULT,
-    H2D,
-    SCHEDULES,
-    host,
-    initial,
-    open_simulator,
-    read_var,
-    sym,
-)
+from test_simulator_fixtures import SCHEDULES, open_simulator
+from test_simulator_support import DEFAULT, H2D, host, initial, read_var, sym
 
 from acl_conformance.adapters.simulator import Simulator
 

@@ -247,6 +247,11 @@ class AgentProcess:
                     f"the agent (pid {self.proc.pid}) {describe_exit(self.proc.returncode)}"
                     f"{self._stderr_tail()}"
                 )
+        self._fail_pending()
+
+    def _fail_pending(self) -> None:
+        """Settle every pending call as failed and wake the threads waiting for one (the
+        agent is gone: no answer will come)."""
         for rid in list(self._pending):
             slot = self._pending.pop(rid, None)
             if slot is not None:
@@ -340,12 +345,7 @@ class AgentProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         self._death = self._timed_out
-        for rid in list(self._pending):
-            slot = self._pending.pop(rid, None)
-            if slot is not None:
-                slot.failed = True
-        with self._cond:
-            self._cond.notify_all()
+        self._fail_pending()
 
     def bye(self, thread: int) -> None:
         """The caller thread ``thread`` has ended, and its agent thread may end too (sent

@@ -385,7 +385,7 @@ static aclError lock_current(int *device, unsigned *gen)
     return ACL_SUCCESS;
 }
 
-/* The checks a create call (stream, event) makes first: its out-pointer (107000), then
+/* The checks a create call (stream, event) makes first: its out-pointer (100000), then
  * lock_current, which holds g_mu on success. */
 static aclError begin_create(const void *out, int *device, unsigned *gen)
 {
@@ -643,7 +643,7 @@ static aclError new_stream_task(aclrtStream handle, enum task_kind kind, stream_
     return *t != NULL ? ACL_SUCCESS : ACL_ERROR_RT_MEMORY_ALLOCATION;
 }
 
-/* An event argument: NULL is 107000, anything that is not a live event 107017. */
+/* An event argument: NULL is 100000, anything that is not a live event 107017. */
 static aclError event_of(aclrtEvent handle, event_t **out)
 {
     INVALID_PARAM_IF(handle == NULL);
@@ -689,7 +689,7 @@ aclError aclInit(const char *configPath)
 
 aclError aclFinalize(void)
 {
-    fault_point(__func__); /* no set-up: finalizing before any call reads no environment */
+    fault_point(__func__); /* no ensure_init: aclFinalize reads none of that state */
     aclError code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     if (g_init_count == 0) {

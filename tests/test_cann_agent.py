@@ -24,6 +24,7 @@ import pytest
 from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter, CallTimeout
 from acl_conformance.adapters.cann import AgentDied, CannAdapter, ProtocolError, build
 from acl_conformance.adapters.cann.devices import spread_devices
+from acl_conformance.adapters.cann.exports import SYMBOL_APIS
 from acl_conformance.adapters.cann.installed import skip_reason
 from acl_conformance.adapters.cann.pool import FORK_SERVERS, SPARE_LIMIT, SPARES
 from acl_conformance.adapters.registry import AdapterResolutionError, resolve
@@ -187,16 +188,6 @@ def _exports(path: Path, defined: bool) -> set[str]:
         timeout=60,
     ).stdout
     return {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
-
-
-SYMBOL_APIS = (
-    "aclrtGetSymbolAddress",
-    "aclrtGetSymbolSize",
-    "aclrtMemcpyToSymbol",
-    "aclrtMemcpyToSymbolAsync",
-    "aclrtMemcpyFromSymbol",
-    "aclrtMemcpyFromSymbolAsync",
-)
 
 
 def test_the_agent_does_not_link_the_symbol_apis(double_agent: Path) -> None:

@@ -7,16 +7,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_support import (
-    H2D,
-    OpenLater,
-    bounded,
-    gate,
-    host,
-    initial,
-    read_var,
-    sym,
-)
+from test_simulator_fixtures import open_simulator
+from test_simulator_support import H2D, OpenLater, bounded, gate, host, initial, read_var, sym
 
 from acl_conformance.adapters.base import Adapter, Capabilities
 from acl_conformance.adapters.simulator import Simulator, SimulatorClosed
@@ -34,9 +26,7 @@ INVALID_DEVICE = 107001
 
 @pytest.fixture
 def sim() -> Iterator[Simulator]:
-    s = Simulator()
-    yield s
-    s.close()
+    yield from open_simulator(set_device=False)
 
 
 def in_thread(fn: object) -> object:

@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from test_simulator_fixtures import SCHEDULES, eager_fixture, open_simulator  # noqa: F401 (the fixture eager)
 from test_simulator_support import (
     D2H,
     H2D,
@@ -35,20 +36,9 @@ SIZE_MAX = 2**64 - 1
 DELAY = 0.4
 
 
-@pytest.fixture(params=["eager", "lazy", "random"])
+@pytest.fixture(params=SCHEDULES)
 def sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
-    s = Simulator(schedule=request.param, seed=11)
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def eager() -> Iterator[Simulator]:
-    s = Simulator()
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
+    yield from open_simulator(schedule=request.param, seed=11)
 
 
 def is_pinned_path(sim: Simulator, src: int, count: int = 1) -> bool:

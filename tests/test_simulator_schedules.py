@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from test_simulator_fixtures import open_simulator
 from test_simulator_support import D2H, H2D, bounded, gate, host, initial, read_var, sym, watchdog
 
 from acl_conformance.adapters.simulator import Simulator
@@ -23,10 +24,7 @@ SCHEDULES = [
 
 @pytest.fixture
 def lazy() -> Iterator[Simulator]:
-    s = Simulator(schedule="lazy")
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
+    yield from open_simulator(schedule="lazy")
 
 
 @pytest.mark.parametrize("options", SCHEDULES, ids=lambda o: "-".join(map(str, o.values())))

@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from test_simulator_fixtures import SCHEDULES, bare_fixture, eager_fixture, open_simulator  # noqa: F401 (the fixtures bare, eager)
 from test_simulator_support import (
     D2H,
     H2D,
@@ -33,27 +34,9 @@ DELAY = 0.4
 """Seconds before a timer opens a gate (the checks are causal, not timing margins)."""
 
 
-@pytest.fixture(params=["eager", "lazy", "random"])
+@pytest.fixture(params=SCHEDULES)
 def sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
-    s = Simulator(schedule=request.param, seed=3)
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def eager() -> Iterator[Simulator]:
-    s = Simulator()
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def bare() -> Iterator[Simulator]:
-    s = Simulator()
-    yield s
-    s.close()
+    yield from open_simulator(schedule=request.param, seed=3)
 
 
 def new_stream(sim: Simulator) -> int:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_simulator_fixtures import bare_fixture, open_simulator  # noqa: F401 (the fixture bare)
 from test_simulator_support import (
     D2H,
     DEFAULT,
@@ -51,18 +52,7 @@ ALL_KINDS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 999, -1, 2**31 - 1]
 
 @pytest.fixture
 def sim() -> Iterator[Simulator]:
-    s = Simulator()
-    assert s.set_device(0) == 0
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def bare() -> Iterator[Simulator]:
-    """A simulator on which this thread has set no device."""
-    s = Simulator()
-    yield s
-    s.close()
+    yield from open_simulator()
 
 
 def snapshot(sim: Simulator, device: int = 0) -> np.ndarray:
@@ -446,22 +436,30 @@ SYNC_TO_CASES = {
 }
 
 
+def case_args(
+    base: dict[str, int],
+    case: tuple[dict[str, object], int],
+    interior: int,
+    host_side: str,
+    past: int,
+) -> tuple[dict[str, object], int]:
+    """A check case's arguments and expected code: ``base`` with the case's overrides, and
+    its placeholders made addresses: ``"interior"`` (the symbol) and ``"past"`` (the
+    argument ``host_side``, the host buffer)."""
+    overrides, expected = case
+    args: dict[str, object] = {**base, **overrides}
+    if args["symbol"] == "interior":
+        args["symbol"] = interior
+    if args[host_side] == "past":
+        args[host_side] = past
+    return args, expected
+
+
 @pytest.mark.parametrize("case", sorted(SYNC_TO_CASES))
 def test_to_symbol_sync_checks(sim: Simulator, case: str) -> None:
     src = host(sim, b"\x01\x02\x03\x04", "pageable")
-    args: dict[str, object] = {
-        "symbol": sym(sim, "g_u64"),
-        "src": src,
-        "count": 4,
-        "offset": 0,
-        "kind": H2D,
-    }
-    overrides, expected = SYNC_TO_CASES[case]
-    args.update(overrides)
-    if args["symbol"] == "interior":
-        args["symbol"] = sym(sim, "g_u64") + 4
-    if args["src"] == "past":
-        args["src"] = src + 1
+    base = {"symbol": sym(sim, "g_u64"), "src": src, "count": 4, "offset": 0, "kind": H2D}
+    args, expected = case_args(base, SYNC_TO_CASES[case], base["symbol"] + 4, "src", src + 1)
     before = snapshot(sim)
     assert sim.memcpy_to_symbol(**args) == expected  # type: ignore[arg-type]
     if expected or args["count"] == 0:
@@ -497,20 +495,9 @@ FROM_CASES = {
 @pytest.mark.parametrize("case", sorted(FROM_CASES))
 def test_from_symbol_checks(sim: Simulator, call: str, dst_kind: str, case: str) -> None:
     dst = host(sim, bytes(8), dst_kind)
-    args: dict[str, object] = {
-        "dst": dst + 4,
-        "dst_max": 4,
-        "symbol": sym(sim, "g_struct12"),
-        "count": 4,
-        "offset": 8,
-        "kind": D2H,
-    }
-    overrides, expected = FROM_CASES[case]
-    args.update(overrides)
-    if args["symbol"] == "interior":
-        args["symbol"] = sym(sim, "g_struct12") + 8
-    if args["dst"] == "past":
-        args["dst"] = dst + 5
+    symbol = sym(sim, "g_struct12")
+    base = {"dst": dst + 4, "dst_max": 4, "symbol": symbol, "count": 4, "offset": 8, "kind": D2H}
+    args, expected = case_args(base, FROM_CASES[case], symbol + 8, "dst", dst + 5)
     if call.endswith("async"):
         args["stream"] = 0
     before = snapshot(sim)

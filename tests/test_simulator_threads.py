@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
+from test_simulator_fixtures import SCHEDULES, open_simulator
 from test_simulator_support import DEFAULT, H2D, host, initial, read_var, sym
 
 from acl_conformance.adapters.simulator import Simulator
@@ -14,11 +15,9 @@ THREADS = 4
 ROUNDS = 60
 
 
-@pytest.fixture(params=["eager", "lazy", "random"])
+@pytest.fixture(params=SCHEDULES)
 def sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
-    s = Simulator(schedule=request.param, seed=5, max_delay_ms=0.2)
-    yield s
-    s.close()
+    yield from open_simulator(set_device=False, schedule=request.param, seed=5, max_delay_ms=0.2)
 
 
 def run_threads(n: int, body: Callable[[int], None], timeout: float = 30.0) -> None:

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
-from acl_conformance.reference_impl.calls import render_call
+from acl_conformance.reference_impl.calls import CALLS, render_call
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED, ACL_SUCCESS
 
 from . import wire
@@ -202,6 +202,11 @@ class CannAdapter(Adapter):
     def _code(self, name: str, **args: Any) -> int:
         return int(self._forward(name, args)[0])
 
+    def _code_in_c_order(self, name: str, *values: Any) -> int:
+        """``_code`` with every parameter given, in C order (``CALLS[name].params``)."""
+        names = [p.name for p in CALLS[name].params]
+        return self._code(name, **dict(zip(names, values, strict=True)))
+
     def _code_int(self, name: str, **args: Any) -> tuple[int, int]:
         code, out = self._forward(name, args)
         return int(code), int(out)
@@ -300,46 +305,25 @@ class CannAdapter(Adapter):
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
-        return self._code(
-            "memcpy_to_symbol_async",
-            symbol=symbol,
-            src=src,
-            count=count,
-            offset=offset,
-            kind=kind,
-            stream=stream,
+        return self._code_in_c_order(
+            "memcpy_to_symbol_async", symbol, src, count, offset, kind, stream
         )
 
     def memcpy_to_symbol(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
-        return self._code(
-            "memcpy_to_symbol", symbol=symbol, src=src, count=count, offset=offset, kind=kind
-        )
+        return self._code_in_c_order("memcpy_to_symbol", symbol, src, count, offset, kind)
 
     def memcpy_from_symbol(
         self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int
     ) -> int:
-        return self._code(
-            "memcpy_from_symbol",
-            dst=dst,
-            dst_max=dst_max,
-            symbol=symbol,
-            count=count,
-            offset=offset,
-            kind=kind,
+        return self._code_in_c_order(
+            "memcpy_from_symbol", dst, dst_max, symbol, count, offset, kind
         )
 
     def memcpy_from_symbol_async(
         self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
-        return self._code(
-            "memcpy_from_symbol_async",
-            dst=dst,
-            dst_max=dst_max,
-            symbol=symbol,
-            count=count,
-            offset=offset,
-            kind=kind,
-            stream=stream,
+        return self._code_in_c_order(
+            "memcpy_from_symbol_async", dst, dst_max, symbol, count, offset, kind, stream
         )
 
     # -- the stream gate ------------------------------------------------------------------------

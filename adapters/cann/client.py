@@ -202,19 +202,25 @@ class AgentProcess:
             return False
         return True
 
+    def _try_pump(self, slot: _Slot) -> bool:
+        """Take the reader's role if no other thread has it, read answers until ``slot``
+        settles, hand the role back and wake the waiters: False if another thread reads."""
+        if not self._role.acquire(blocking=False):
+            return False
+        try:
+            self._pump(slot)
+        finally:
+            self._role.release()
+            if self._waiters:
+                with self._cond:
+                    self._cond.notify_all()
+        return True
+
     def _await(self, slot: _Slot, deadline: float) -> None:
         while not slot.settled:
             if self._death is not None:
                 return
-            if self._role.acquire(blocking=False):
-                try:
-                    self._pump(slot)
-                finally:
-                    self._role.release()
-                    if self._waiters:
-                        with self._cond:
-                            self._cond.notify_all()
-            else:
+            if not self._try_pump(slot):
                 with self._cond:
                     self._waiters += 1
                     try:
@@ -241,6 +247,11 @@ class AgentProcess:
                     f"the agent (pid {self.proc.pid}) {describe_exit(self.proc.returncode)}"
                     f"{self._stderr_tail()}"
                 )
+        self._fail_pending()
+
+    def _fail_pending(self) -> None:
+        """Settle every pending call as failed and wake the threads waiting for one (the
+        agent is gone: no answer will come)."""
         for rid in list(self._pending):
             slot = self._pending.pop(rid, None)
             if slot is not None:
@@ -302,14 +313,7 @@ class AgentProcess:
             else:
                 self._write(data, payload)
         try:
-            if self._role.acquire(blocking=False):  # the usual case: nobody else is reading
-                try:
-                    self._pump(slot)
-                finally:
-                    self._role.release()
-                    if self._waiters:
-                        with self._cond:
-                            self._cond.notify_all()
+            self._try_pump(slot)  # the usual case: nobody else is reading
             if not slot.settled:
                 self._await(slot, deadline)
         finally:
@@ -341,12 +345,7 @@ class AgentProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         self._death = self._timed_out
-        for rid in list(self._pending):
-            slot = self._pending.pop(rid, None)
-            if slot is not None:
-                slot.failed = True
-        with self._cond:
-            self._cond.notify_all()
+        self._fail_pending()
 
     def bye(self, thread: int) -> None:
         """The caller thread ``thread`` has ended, and its agent thread may end too (sent

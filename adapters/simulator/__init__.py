@@ -15,6 +15,9 @@ Modules, one job each:
 - ``core``: the simulator's state and the lookups every call shares;
 - ``calls_process``, ``calls_streams``, ``calls_events``, ``calls_hostmem``,
   ``calls_symbols``: the ACL call layer by API area, with CANN's checks in CANN's order;
+  the order of checks and the codes are those of cann-runtime-facts.md (sections 2, 4,
+  5 and 7), and where the facts leave a behaviour open, the choice made is marked
+  ``Choice:`` in the method's docstring;
 - ``simulator``: the ``Simulator`` class, which combines them.
 """
 

@@ -1,15 +1,12 @@
 """The simulator's event calls and the stream gate: what makes one stream wait for something.
 
-The order of checks and the codes are those of cann-runtime-facts.md
-(sections 2, 4, 5 and 7).  Where the facts leave a behaviour open, the choice
-made here is marked ``Choice:`` in the method's docstring.
+Checks, codes and ``Choice:`` marks: as the package docstring says for every calls_ module.
 """
 
 from __future__ import annotations
 
 from acl_conformance.reference_impl.constants import (
     ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
     ACL_ERROR_RT_INTERNAL_ERROR,
     ACL_ERROR_RT_INVALID_HANDLE,
     ACL_SUCCESS,
@@ -27,11 +24,9 @@ class EventCalls(SimulatorCore):
     def create_event(self, null_event: bool = False) -> tuple[int, int]:
         """aclrtCreateEvent: NULL output 100000; no current device 107002."""
         self._check_open()
-        if null_event:
-            return ACL_ERROR_INVALID_PARAM, 0
-        ctx = self._devices.current()
+        code, ctx = self._create_context(null_event)
         if ctx is None:
-            return ACL_ERROR_RT_CONTEXT_NULL, 0
+            return code, 0
         with self._lock:
             handle = next(self._handles)
             event = Event(handle, ctx.device)
@@ -44,16 +39,11 @@ class EventCalls(SimulatorCore):
         stream (NULL = default; 107002, 107017), then 107003 for another context's stream.
         Choice: an event may be recorded on a stream of another device than the event's."""
         self._check_open()
-        if cabi.pointer(event) == 0:
-            return ACL_ERROR_INVALID_PARAM
-        evt = self._event(event)
+        code, evt = self._event_arg(event)
         if evt is None:
-            return ACL_ERROR_RT_INVALID_HANDLE
-        code, strm, ctx = self._stream(stream)
-        if strm is None:
             return code
-        code = self._submit_check(strm, ctx)
-        if code:
+        code, strm = self._submit_stream(stream)
+        if strm is None:
             return code
         return ACL_SUCCESS if evt.record(strm) else ACL_ERROR_RT_INVALID_HANDLE
 
@@ -68,9 +58,9 @@ class EventCalls(SimulatorCore):
         code, strm, ctx = self._stream(stream)
         if strm is None:
             return code
-        evt = self._event(event)
+        code, evt = self._event_arg(event)  # read only after the stream resolves
         if evt is None:
-            return ACL_ERROR_RT_INVALID_HANDLE
+            return code
         code = self._submit_check(strm, ctx)
         if code:
             return code
@@ -87,11 +77,9 @@ class EventCalls(SimulatorCore):
     def synchronize_event(self, event: int) -> int:
         """aclrtSynchronizeEvent: wait for the latest record; never recorded: returns 0."""
         self._check_open()
-        if cabi.pointer(event) == 0:
-            return ACL_ERROR_INVALID_PARAM
-        evt = self._event(event)
+        code, evt = self._event_arg(event)
         if evt is None:
-            return ACL_ERROR_RT_INVALID_HANDLE
+            return code
         record = evt.latest()
         if record is None:
             return ACL_SUCCESS
@@ -123,11 +111,8 @@ class EventCalls(SimulatorCore):
         """aclrtLaunchHostFunc with a blocking host function: the stream (NULL = default;
         107002, 107017), then 107003 for another context's stream."""
         self._check_open()
-        code, strm, ctx = self._stream(stream)
+        code, strm = self._submit_stream(stream)
         if strm is None:
-            return code, 0
-        code = self._submit_check(strm, ctx)
-        if code:
             return code, 0
         with self._lock:
             gate = Gate(next(self._gate_ids))

@@ -1,9 +1,7 @@
 """The simulator's calls on the process and its devices: aclInit, aclFinalize, the version,
 aclrtSetDevice and its siblings, aclrtSynchronizeDevice.
 
-The order of checks and the codes are those of cann-runtime-facts.md
-(sections 2, 4, 5 and 7).  Where the facts leave a behaviour open, the choice
-made here is marked ``Choice:`` in the method's docstring.
+Checks, codes and ``Choice:`` marks: as the package docstring says for every calls_ module.
 """
 
 from __future__ import annotations

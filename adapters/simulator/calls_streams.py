@@ -1,9 +1,7 @@
 """The simulator's stream calls: create, destroy, synchronise (with and without a time
 limit), query.
 
-The order of checks and the codes are those of cann-runtime-facts.md
-(sections 2, 4, 5 and 7).  Where the facts leave a behaviour open, the choice
-made here is marked ``Choice:`` in the method's docstring.
+Checks, codes and ``Choice:`` marks: as the package docstring says for every calls_ module.
 """
 
 from __future__ import annotations
@@ -35,11 +33,9 @@ class StreamCalls(SimulatorCore):
         """aclrtCreateStream.  More than ``max_streams`` per device (the default stream
         included) is 207008 (ACL_ERROR_RT_NO_STREAM_RESOURCE)."""
         self._check_open()
-        if null_stream:
-            return ACL_ERROR_INVALID_PARAM, 0
-        ctx = self._devices.current()
+        code, ctx = self._create_context(null_stream)
         if ctx is None:
-            return ACL_ERROR_RT_CONTEXT_NULL, 0
+            return code, 0
         with self._lock:  # count and insert at once, so that racing threads respect the limit
             if len(ctx.streams) + 1 >= self.options.max_streams:
                 return ACL_ERROR_RT_NO_STREAM_RESOURCE, 0

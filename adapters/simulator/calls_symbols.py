@@ -1,9 +1,7 @@
 """The simulator's symbol calls: aclrtGetSymbolAddress/Size and the four symbol copies,
 aclrtMemcpyToSymbolAsync among them.
 
-The order of checks and the codes are those of cann-runtime-facts.md
-(sections 2, 4, 5 and 7).  Where the facts leave a behaviour open, the choice
-made here is marked ``Choice:`` in the method's docstring.
+Checks, codes and ``Choice:`` marks: as the package docstring says for every calls_ module.
 """
 
 from __future__ import annotations
@@ -80,64 +78,21 @@ class SymbolCalls(SimulatorCore):
         host buffer is 107000, nothing written or enqueued (for pageable: after the drain).
         """
         self._check_open()
-        sym, src_ptr = cabi.pointer(symbol), cabi.pointer(src)
-        n, off, k = cabi.size_t(count), cabi.size_t(offset), cabi.int32(kind)
-        if n == 0:
-            return ACL_SUCCESS
-        if sym == 0 or src_ptr == 0 or k not in TO_SYMBOL_KINDS:
-            return ACL_ERROR_INVALID_PARAM
-        code, _, dst = self._symbol_range(sym, off, n)
+        src_ptr, n = cabi.pointer(src), cabi.size_t(count)
+        code, dst = self._to_symbol_checks(symbol, src_ptr, n, offset, kind)
         if dst is None:
             return code
-        code, strm, ctx = self._stream(stream)
-        if strm is None:
-            return code
-        if self._host.is_pinned(src_ptr):
-            code = self._submit_check(strm, ctx)
-            if code:
-                return code
-            source = self._host.view(src_ptr, n)
-            if source is None:
-                return ACL_ERROR_RT_PARAM_INVALID
-            if self._snapshot_source:
-                source = source.copy()
-            if strm.enqueue(_copy_task(dst, source)) is None:
-                return ACL_ERROR_RT_INVALID_HANDLE
-            return ACL_SUCCESS
-        code = self._pageable_drain(strm)
-        if code:
-            return code
-        source = self._host.view(src_ptr, n)
-        if source is None:
-            return ACL_ERROR_RT_PARAM_INVALID
-        np.copyto(dst, source)
-        return ACL_SUCCESS
+        return self._copy_on_stream(stream, src_ptr, n, dst, to_device=True)
 
     def memcpy_to_symbol(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
         """aclrtMemcpyToSymbol: the same checks (no stream); the copy is done at the call,
         outside every stream.  Choice: a source not in one live host buffer is 107000."""
         self._check_open()
-        sym, src_ptr = cabi.pointer(symbol), cabi.pointer(src)
-        n, off, k = cabi.size_t(count), cabi.size_t(offset), cabi.int32(kind)
-        if n == 0:
-            return ACL_SUCCESS
-        if sym == 0 or src_ptr == 0 or k not in TO_SYMBOL_KINDS:
-            return ACL_ERROR_INVALID_PARAM
-        code, _, dst = self._symbol_range(sym, off, n)
+        src_ptr, n = cabi.pointer(src), cabi.size_t(count)
+        code, dst = self._to_symbol_checks(symbol, src_ptr, n, offset, kind)
         if dst is None:
             return code
-        source = self._host.view(src_ptr, n)
-        if source is None:
-            return ACL_ERROR_RT_PARAM_INVALID
-        np.copyto(dst, source)
-        return ACL_SUCCESS
-
-    @staticmethod
-    def _from_checks(dst: int, dst_max: int, symbol: int, count: int, kind: int) -> int:
-        # CheckMemcpyFromSymbol (MEM:2299-2325), in order.
-        if symbol == 0 or dst == 0 or count > dst_max or kind not in FROM_SYMBOL_KINDS:
-            return ACL_ERROR_INVALID_PARAM
-        return ACL_SUCCESS
+        return self._copy_now(src_ptr, n, dst, to_device=True)
 
     def memcpy_from_symbol(
         self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int
@@ -147,21 +102,11 @@ class SymbolCalls(SimulatorCore):
         the device at the call.  Choice: a destination not in one live host buffer is
         107000."""
         self._check_open()
-        dst_ptr, sym = cabi.pointer(dst), cabi.pointer(symbol)
-        n, off, k = cabi.size_t(count), cabi.size_t(offset), cabi.int32(kind)
-        if n == 0:
-            return ACL_SUCCESS
-        code = self._from_checks(dst_ptr, cabi.size_t(dst_max), sym, n, k)
-        if code:
-            return code
-        code, _, source = self._symbol_range(sym, off, n)
+        dst_ptr, n = cabi.pointer(dst), cabi.size_t(count)
+        code, source = self._from_symbol_checks(dst_ptr, dst_max, symbol, n, offset, kind)
         if source is None:
             return code
-        target = self._host.view(dst_ptr, n)
-        if target is None:
-            return ACL_ERROR_RT_PARAM_INVALID
-        np.copyto(target, source)
-        return ACL_SUCCESS
+        return self._copy_now(dst_ptr, n, source, to_device=False)
 
     def memcpy_from_symbol_async(
         self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int, stream: int
@@ -171,34 +116,77 @@ class SymbolCalls(SimulatorCore):
         that reads the device and writes ``dst`` when it runs (``pinned_read`` does not
         apply: the device must be read in stream order).  Pageable: drain, copy, return."""
         self._check_open()
-        dst_ptr, sym = cabi.pointer(dst), cabi.pointer(symbol)
-        n, off, k = cabi.size_t(count), cabi.size_t(offset), cabi.int32(kind)
-        if n == 0:
-            return ACL_SUCCESS
-        code = self._from_checks(dst_ptr, cabi.size_t(dst_max), sym, n, k)
-        if code:
-            return code
-        code, _, source = self._symbol_range(sym, off, n)
+        dst_ptr, n = cabi.pointer(dst), cabi.size_t(count)
+        code, source = self._from_symbol_checks(dst_ptr, dst_max, symbol, n, offset, kind)
         if source is None:
             return code
+        return self._copy_on_stream(stream, dst_ptr, n, source, to_device=False)
+
+    def _to_symbol_checks(
+        self, symbol: int, src_ptr: int, n: int, offset: int, kind: int
+    ) -> tuple[int, ByteArray | None]:
+        """The checks of the two To-symbol copies, in order: ``n == 0`` is 0 before
+        anything else; NULL symbol, NULL src, kind not H2D/DEFAULT: 100000; then
+        ``_symbol_range``.  The code, and the symbol's bytes to write (None: return the
+        code, nothing to copy)."""
+        sym, off, k = cabi.pointer(symbol), cabi.size_t(offset), cabi.int32(kind)
+        if n == 0:
+            return ACL_SUCCESS, None
+        if sym == 0 or src_ptr == 0 or k not in TO_SYMBOL_KINDS:
+            return ACL_ERROR_INVALID_PARAM, None
+        code, _, dst = self._symbol_range(sym, off, n)
+        return code, dst
+
+    def _from_symbol_checks(
+        self, dst_ptr: int, dst_max: int, symbol: int, n: int, offset: int, kind: int
+    ) -> tuple[int, ByteArray | None]:
+        """The same for the two From-symbol copies (CheckMemcpyFromSymbol, MEM:2299-2325,
+        then ``_symbol_range``): the code, and the symbol's bytes to read."""
+        sym, off, k = cabi.pointer(symbol), cabi.size_t(offset), cabi.int32(kind)
+        if n == 0:
+            return ACL_SUCCESS, None
+        if sym == 0 or dst_ptr == 0 or n > cabi.size_t(dst_max) or k not in FROM_SYMBOL_KINDS:
+            return ACL_ERROR_INVALID_PARAM, None
+        code, _, source = self._symbol_range(sym, off, n)
+        return code, source
+
+    def _copy_now(self, host_ptr: int, n: int, device: ByteArray, to_device: bool) -> int:
+        """Copy ``n`` bytes between the host buffer at ``host_ptr`` and ``device`` at the
+        call; 107000 (nothing copied) unless the host range lies in one live buffer."""
+        host = self._host.view(host_ptr, n)
+        if host is None:
+            return ACL_ERROR_RT_PARAM_INVALID
+        if to_device:
+            np.copyto(device, host)
+        else:
+            np.copyto(host, device)
+        return ACL_SUCCESS
+
+    def _copy_on_stream(
+        self, stream: int, host_ptr: int, n: int, device: ByteArray, to_device: bool
+    ) -> int:
+        """The stream half of an async symbol copy, decided by the host side's start
+        pointer: the stream (107017); pinned: 107003 for another context's stream, else a
+        copy task (a To-symbol task reads a snapshot of the source with
+        ``pinned_read="call"``); pageable: drain the stream, then ``_copy_now``."""
         code, strm, ctx = self._stream(stream)
         if strm is None:
             return code
-        if self._host.is_pinned(dst_ptr):
-            code = self._submit_check(strm, ctx)
-            if code:
-                return code
-            target = self._host.view(dst_ptr, n)
-            if target is None:
-                return ACL_ERROR_RT_PARAM_INVALID
-            if strm.enqueue(_copy_task(target, source)) is None:
-                return ACL_ERROR_RT_INVALID_HANDLE
-            return ACL_SUCCESS
-        code = self._pageable_drain(strm)
+        if not self._host.is_pinned(host_ptr):
+            # a failed drain's code, else the copy's
+            return self._pageable_drain(strm) or self._copy_now(host_ptr, n, device, to_device)
+        code = self._submit_check(strm, ctx)
         if code:
             return code
-        target = self._host.view(dst_ptr, n)
-        if target is None:
+        host = self._host.view(host_ptr, n)
+        if host is None:
             return ACL_ERROR_RT_PARAM_INVALID
-        np.copyto(target, source)
+        if not to_device:
+            task = _copy_task(host, device)
+        elif self._snapshot_source:
+            task = _copy_task(device, host.copy())
+        else:
+            task = _copy_task(device, host)
+        if strm.enqueue(task) is None:
+            return ACL_ERROR_RT_INVALID_HANDLE
         return ACL_SUCCESS

@@ -216,9 +216,37 @@ class SimulatorCore(Adapter):
         return ACL_SUCCESS, obj, ctx
 
     def _event(self, event: int) -> Event | None:
+        """The live event whose handle is ``event``, or None."""
         with self._lock:
             obj = self._objects.get(cabi.pointer(event))
         return obj if isinstance(obj, Event) else None
+
+    def _event_arg(self, event: int) -> tuple[int, Event | None]:
+        """Resolve an event argument: (code, event).  NULL is 100000; anything that is not
+        a live event handle is 107017."""
+        if cabi.pointer(event) == 0:
+            return ACL_ERROR_INVALID_PARAM, None
+        evt = self._event(event)
+        return (ACL_SUCCESS, evt) if evt is not None else (ACL_ERROR_RT_INVALID_HANDLE, None)
+
+    def _create_context(self, null_output: bool) -> tuple[int, Context | None]:
+        """The checks a create call (stream, event) makes first: (code, context).  A NULL
+        output is 100000, no current device 107002."""
+        if null_output:
+            return ACL_ERROR_INVALID_PARAM, None
+        ctx = self._devices.current()
+        if ctx is None:
+            return ACL_ERROR_RT_CONTEXT_NULL, None
+        return ACL_SUCCESS, ctx
+
+    def _submit_stream(self, stream: int) -> tuple[int, Stream | None]:
+        """Resolve the stream a task is submitted to: ``_stream``, then ``_submit_check``.
+        (code, stream); the stream is None when the code is an error."""
+        code, strm, ctx = self._stream(stream)
+        if strm is None:
+            return code, None
+        code = self._submit_check(strm, ctx)
+        return (code, None) if code else (ACL_SUCCESS, strm)
 
     @staticmethod
     def _submit_check(stream: Stream, ctx: Context | None) -> int:

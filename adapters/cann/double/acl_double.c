@@ -93,7 +93,30 @@ static void fault_point(const char *function)
 #endif
 }
 
-#define ENTER() fault_point(__func__)
+/* An argument check: ACL_ERROR_INVALID_PARAM (100000) if cond holds, as CANN's
+ * ACL_REQUIRES_* checks return it. */
+#define INVALID_PARAM_IF(cond)                                                                     \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            return ACL_ERROR_INVALID_PARAM;                                                        \
+        }                                                                                          \
+    } while (0)
+
+/* Return the code of expr unless it is ACL_SUCCESS, as CANN's ACL_REQUIRES_OK does. */
+#define RETURN_IF_ERROR(expr)                                                                      \
+    do {                                                                                           \
+        aclError code_ = (expr);                                                                   \
+        if (code_ != ACL_SUCCESS) {                                                                \
+            return code_;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* Every exported call starts here: its fault point, then the one-time set-up. */
+#define ENTER()                                                                                    \
+    do {                                                                                           \
+        fault_point(__func__);                                                                     \
+        ensure_init();                                                                             \
+    } while (0)
 
 /* ----------------------------------------------------------------- types -- */
 
@@ -306,6 +329,15 @@ static int ranges_remove_start(ranges_t *r, uintptr_t start)
     return 0;
 }
 
+/* ranges_remove_start under g_mu. */
+static int take_range(ranges_t *r, const void *start)
+{
+    pthread_mutex_lock(&g_mu);
+    int found = ranges_remove_start(r, (uintptr_t)start);
+    pthread_mutex_unlock(&g_mu);
+    return found;
+}
+
 static int ranges_overlap(const ranges_t *r, uintptr_t start, uintptr_t end)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -339,6 +371,26 @@ static int current(int *device, unsigned *gen)
     int ok = current_locked(device, gen);
     pthread_mutex_unlock(&g_mu);
     return ok;
+}
+
+/* Take g_mu and this thread's current context: ACL_SUCCESS with g_mu held, or 107002
+ * (no current context) with g_mu released. */
+static aclError lock_current(int *device, unsigned *gen)
+{
+    pthread_mutex_lock(&g_mu);
+    if (!current_locked(device, gen)) {
+        pthread_mutex_unlock(&g_mu);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    return ACL_SUCCESS;
+}
+
+/* The checks a create call (stream, event) makes first: its out-pointer (100000), then
+ * lock_current, which holds g_mu on success. */
+static aclError begin_create(const void *out, int *device, unsigned *gen)
+{
+    INVALID_PARAM_IF(out == NULL);
+    return lock_current(device, gen);
 }
 
 /* ---------------------------------------------------------------- streams -- */
@@ -552,6 +604,15 @@ static aclError resolve_stream(aclrtStream handle, stream_t **out, int *device, 
     return ACL_SUCCESS;
 }
 
+/* resolve_stream for a call that only waits on or reads the stream: any context's
+ * stream will do. */
+static aclError stream_of(aclrtStream handle, stream_t **out)
+{
+    int device;
+    unsigned gen;
+    return resolve_stream(handle, out, &device, &gen);
+}
+
 /* A task submitted to a stream needs a current context, and the stream's own one. */
 static aclError submit_check(const stream_t *s, int device, unsigned gen)
 {
@@ -564,12 +625,47 @@ static aclError submit_check(const stream_t *s, int device, unsigned gen)
     return ACL_SUCCESS;
 }
 
+/* A new task of that kind for a stream argument, in CANN's order of checks: the stream
+ * resolves (resolve_stream), it may take a task from this thread (submit_check), the
+ * task is allocated.  The caller fills the task in and issues it with stream_enqueue. */
+static aclError new_stream_task(aclrtStream handle, enum task_kind kind, stream_t **s, task_t **t)
+{
+    int device;
+    unsigned gen;
+    aclError code = resolve_stream(handle, s, &device, &gen);
+    if (code == ACL_SUCCESS) {
+        code = submit_check(*s, device, gen);
+    }
+    if (code != ACL_SUCCESS) {
+        return code;
+    }
+    *t = task_new(kind);
+    return *t != NULL ? ACL_SUCCESS : ACL_ERROR_RT_MEMORY_ALLOCATION;
+}
+
+/* An event argument: NULL is 100000, anything that is not a live event 107017. */
+static aclError event_of(aclrtEvent handle, event_t **out)
+{
+    INVALID_PARAM_IF(handle == NULL);
+    *out = as_event(handle);
+    return *out != NULL ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_HANDLE;
+}
+
+/* The event's latest record: its stream (NULL if never recorded) and *seq there. */
+static stream_t *last_record(event_t *e, uint64_t *seq)
+{
+    pthread_mutex_lock(&e->mu);
+    stream_t *on = e->rec_stream;
+    *seq = e->rec_seq;
+    pthread_mutex_unlock(&e->mu);
+    return on;
+}
+
 /* ------------------------------------------------------------- init, errors -- */
 
 aclError aclInit(const char *configPath)
 {
     ENTER();
-    ensure_init();
     aclError code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     if (g_init_count > 0) {
@@ -593,7 +689,7 @@ aclError aclInit(const char *configPath)
 
 aclError aclFinalize(void)
 {
-    ENTER();
+    fault_point(__func__); /* no ensure_init: aclFinalize reads none of that state */
     aclError code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     if (g_init_count == 0) {
@@ -635,10 +731,7 @@ static const char *variant_text(void)
 aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
 {
     ENTER();
-    ensure_init();
-    if (pkgName == NULL || versionStr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(pkgName == NULL || versionStr == NULL);
     if (strcmp(pkgName, "runtime") != 0) {
         return ACL_ERROR_INVALID_FILE; /* no version.info for that package */
     }
@@ -661,10 +754,8 @@ aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
 int aclConformanceRegisterVariable(const void *hostVar, const char *name, size_t size)
 {
     ENTER();
-    ensure_init();
-    if (hostVar == NULL || name == NULL || size == 0 || strnlen(name, NAME_LIMIT) >= NAME_LIMIT) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(hostVar == NULL || name == NULL || size == 0 ||
+                     strnlen(name, NAME_LIMIT) >= NAME_LIMIT);
     int code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     for (size_t i = 0; i < g_nsyms; i++) {
@@ -713,7 +804,6 @@ out:
 aclError aclrtSetDevice(int32_t deviceId)
 {
     ENTER();
-    ensure_init();
     if (deviceId < 0 || deviceId >= g_ndev) {
         return ACL_ERROR_RT_INVALID_DEVICEID;
     }
@@ -774,7 +864,6 @@ static stream_t *end_context_locked(device_t *d)
 
 static aclError reset_device(int32_t deviceId)
 {
-    ensure_init();
     if (deviceId < 0 || deviceId >= g_ndev) {
         return ACL_ERROR_RT_INVALID_DEVICEID;
     }
@@ -811,10 +900,7 @@ aclError aclrtResetDevice(int32_t deviceId)
 aclError aclrtGetDevice(int32_t *deviceId)
 {
     ENTER();
-    ensure_init();
-    if (deviceId == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(deviceId == NULL);
     int dev;
     unsigned gen;
     if (!current(&dev, &gen)) {
@@ -827,10 +913,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
 aclError aclrtGetDeviceCount(uint32_t *count)
 {
     ENTER();
-    ensure_init();
-    if (count == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(count == NULL);
     *count = (uint32_t)g_ndev;
     return ACL_SUCCESS;
 }
@@ -838,17 +921,12 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 aclError aclrtSynchronizeDevice(void)
 {
     ENTER();
-    ensure_init();
     stream_t *targets[MAX_STREAMS + 1];
     uint64_t seqs[MAX_STREAMS + 1];
     size_t n = 0;
-    pthread_mutex_lock(&g_mu);
     int dev;
     unsigned gen;
-    if (!current_locked(&dev, &gen)) {
-        pthread_mutex_unlock(&g_mu);
-        return ACL_ERROR_RT_CONTEXT_NULL;
-    }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
     targets[n++] = g_dev[dev].default_stream;
     for (stream_t *s = g_dev[dev].streams; s != NULL && n < MAX_STREAMS + 1; s = s->ctx_next) {
         targets[n++] = s;
@@ -882,28 +960,20 @@ static int stream_limit_reached(void)
 aclError aclrtCreateStream(aclrtStream *stream)
 {
     ENTER();
-    ensure_init();
-    if (stream == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    aclError code = ACL_SUCCESS;
-    pthread_mutex_lock(&g_mu);
     int dev;
     unsigned gen;
-    if (!current_locked(&dev, &gen)) {
-        code = ACL_ERROR_RT_CONTEXT_NULL;
-    } else if (g_dev[dev].nstreams + 1 >= MAX_STREAMS || stream_limit_reached()) {
+    RETURN_IF_ERROR(begin_create(stream, &dev, &gen));
+    aclError code = ACL_SUCCESS;
+    stream_t *s = NULL;
+    if (g_dev[dev].nstreams + 1 >= MAX_STREAMS || stream_limit_reached()) {
         code = ACL_ERROR_RT_NO_STREAM_RESOURCE;
+    } else if ((s = stream_new(dev, gen, 0)) == NULL) {
+        code = ACL_ERROR_RT_MEMORY_ALLOCATION;
     } else {
-        stream_t *s = stream_new(dev, gen, 0);
-        if (s == NULL) {
-            code = ACL_ERROR_RT_MEMORY_ALLOCATION;
-        } else {
-            s->ctx_next = g_dev[dev].streams;
-            g_dev[dev].streams = s;
-            g_dev[dev].nstreams++;
-            *stream = s;
-        }
+        s->ctx_next = g_dev[dev].streams;
+        g_dev[dev].streams = s;
+        g_dev[dev].nstreams++;
+        *stream = s;
     }
     pthread_mutex_unlock(&g_mu);
     return code;
@@ -911,21 +981,14 @@ aclError aclrtCreateStream(aclrtStream *stream)
 
 static aclError destroy_stream(aclrtStream stream)
 {
-    ensure_init();
-    if (stream == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(stream == NULL);
     stream_t *s = as_stream(stream);
     if (s == NULL) {
         return ACL_ERROR_RT_INVALID_HANDLE;
     }
-    pthread_mutex_lock(&g_mu);
     int dev;
     unsigned gen;
-    if (!current_locked(&dev, &gen)) {
-        pthread_mutex_unlock(&g_mu);
-        return ACL_ERROR_RT_CONTEXT_NULL;
-    }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
     if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != STREAM_MAGIC) {
         pthread_mutex_unlock(&g_mu); /* destroyed meanwhile */
         return ACL_ERROR_RT_INVALID_HANDLE;
@@ -956,14 +1019,8 @@ aclError aclrtDestroyStream(aclrtStream stream)
 aclError aclrtSynchronizeStream(aclrtStream stream)
 {
     ENTER();
-    ensure_init();
     stream_t *s;
-    int dev;
-    unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(stream_of(stream, &s));
 #ifdef ACL_DOUBLE_FAULT_HANG_SYNC
     for (;;) {
         sleep(1000); /* the fault: never returns */
@@ -976,17 +1033,11 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
     ENTER();
-    ensure_init();
     if (timeout < -1) {
         return ACL_ERROR_RT_PARAM_INVALID;
     }
     stream_t *s;
-    int dev;
-    unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(stream_of(stream, &s));
     if (timeout == 0) {
         return ACL_ERROR_RT_PARAM_INVALID;
     }
@@ -999,17 +1050,9 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
 {
     ENTER();
-    ensure_init();
     stream_t *s;
-    int dev;
-    unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
-    if (status == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    RETURN_IF_ERROR(stream_of(stream, &s));
+    INVALID_PARAM_IF(status == NULL);
     pthread_mutex_lock(&s->mu);
     *status = s->completed >= s->issued ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
     pthread_mutex_unlock(&s->mu);
@@ -1019,24 +1062,10 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 {
     ENTER();
-    ensure_init();
-    if (fn == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(fn == NULL);
     stream_t *s;
-    int dev;
-    unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code == ACL_SUCCESS) {
-        code = submit_check(s, dev, gen);
-    }
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
-    task_t *t = task_new(TASK_FUNC);
-    if (t == NULL) {
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
-    }
+    task_t *t;
+    RETURN_IF_ERROR(new_stream_task(stream, TASK_FUNC, &s, &t));
     t->fn = fn;
     t->arg = args;
     return stream_enqueue(s, t, NULL);
@@ -1047,31 +1076,23 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 aclError aclrtCreateEvent(aclrtEvent *event)
 {
     ENTER();
-    ensure_init();
-    if (event == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    aclError code = ACL_SUCCESS;
-    pthread_mutex_lock(&g_mu);
     int dev;
     unsigned gen;
-    if (!current_locked(&dev, &gen)) {
-        code = ACL_ERROR_RT_CONTEXT_NULL;
+    RETURN_IF_ERROR(begin_create(event, &dev, &gen));
+    aclError code = ACL_SUCCESS;
+    event_t *e = calloc(1, sizeof *e);
+    if (e == NULL) {
+        code = ACL_ERROR_RT_MEMORY_ALLOCATION;
     } else {
-        event_t *e = calloc(1, sizeof *e);
-        if (e == NULL) {
-            code = ACL_ERROR_RT_MEMORY_ALLOCATION;
-        } else {
-            pthread_mutex_init(&e->mu, NULL);
-            e->device = dev;
-            e->gen = gen;
-            e->ctx_next = g_dev[dev].events;
-            g_dev[dev].events = e;
-            e->all_next = g_all_events;
-            g_all_events = e;
-            __atomic_store_n(&e->magic, EVENT_MAGIC, __ATOMIC_RELEASE);
-            *event = e;
-        }
+        pthread_mutex_init(&e->mu, NULL);
+        e->device = dev;
+        e->gen = gen;
+        e->ctx_next = g_dev[dev].events;
+        g_dev[dev].events = e;
+        e->all_next = g_all_events;
+        g_all_events = e;
+        __atomic_store_n(&e->magic, EVENT_MAGIC, __ATOMIC_RELEASE);
+        *event = e;
     }
     pthread_mutex_unlock(&g_mu);
     return code;
@@ -1080,14 +1101,8 @@ aclError aclrtCreateEvent(aclrtEvent *event)
 aclError aclrtDestroyEvent(aclrtEvent event)
 {
     ENTER();
-    ensure_init();
-    if (event == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    event_t *e = as_event(event);
-    if (e == NULL) {
-        return ACL_ERROR_RT_INVALID_HANDLE;
-    }
+    event_t *e;
+    RETURN_IF_ERROR(event_of(event, &e));
     pthread_mutex_lock(&g_mu);
     if (__atomic_load_n(&e->magic, __ATOMIC_ACQUIRE) != EVENT_MAGIC) {
         pthread_mutex_unlock(&g_mu);
@@ -1110,32 +1125,15 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
     ENTER();
-    ensure_init();
-    if (event == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    event_t *e = as_event(event);
-    if (e == NULL) {
-        return ACL_ERROR_RT_INVALID_HANDLE;
-    }
+    event_t *e;
+    RETURN_IF_ERROR(event_of(event, &e));
     stream_t *s;
-    int dev;
-    unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code == ACL_SUCCESS) {
-        code = submit_check(s, dev, gen);
-    }
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
-    task_t *t = task_new(TASK_RECORD);
-    if (t == NULL) {
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
-    }
+    task_t *t;
+    RETURN_IF_ERROR(new_stream_task(stream, TASK_RECORD, &s, &t));
     /* Issue and publish under the event's lock, so no wait sees an older record. */
     pthread_mutex_lock(&e->mu);
     uint64_t seq = 0;
-    code = stream_enqueue(s, t, &seq);
+    aclError code = stream_enqueue(s, t, &seq);
     if (code == ACL_SUCCESS) {
         e->rec_stream = s;
         e->rec_seq = seq;
@@ -1147,29 +1145,21 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
     ENTER();
-    ensure_init();
-    if (event == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(event == NULL);
     stream_t *s;
     int dev;
     unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
+    RETURN_IF_ERROR(resolve_stream(stream, &s, &dev, &gen));
+    event_t *e;
+    aclError code = event_of(event, &e); /* the handle is read only after the stream resolves */
+    if (code == ACL_SUCCESS) {
+        code = submit_check(s, dev, gen);
+    }
     if (code != ACL_SUCCESS) {
         return code;
     }
-    event_t *e = as_event(event);
-    if (e == NULL) {
-        return ACL_ERROR_RT_INVALID_HANDLE;
-    }
-    code = submit_check(s, dev, gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
-    pthread_mutex_lock(&e->mu);
-    stream_t *on = e->rec_stream;
-    uint64_t seq = e->rec_seq;
-    pthread_mutex_unlock(&e->mu);
+    uint64_t seq;
+    stream_t *on = last_record(e, &seq);
     if (on == NULL) {
         return ACL_SUCCESS; /* never recorded: nothing to wait for */
     }
@@ -1185,18 +1175,10 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
     ENTER();
-    ensure_init();
-    if (event == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    event_t *e = as_event(event);
-    if (e == NULL) {
-        return ACL_ERROR_RT_INVALID_HANDLE;
-    }
-    pthread_mutex_lock(&e->mu);
-    stream_t *on = e->rec_stream;
-    uint64_t seq = e->rec_seq;
-    pthread_mutex_unlock(&e->mu);
+    event_t *e;
+    RETURN_IF_ERROR(event_of(event, &e));
+    uint64_t seq;
+    stream_t *on = last_record(e, &seq);
     if (on != NULL) {
         wait_seq(on, seq, -1);
     }
@@ -1208,10 +1190,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     ENTER();
-    ensure_init();
-    if (hostPtr == NULL || size == 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(hostPtr == NULL || size == 0);
     void *p = NULL;
     if (size > g_host_limit || posix_memalign(&p, MALLOC_HOST_ALIGN, size) != 0) {
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -1231,14 +1210,8 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 aclError aclrtFreeHost(void *hostPtr)
 {
     ENTER();
-    ensure_init();
-    if (hostPtr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    pthread_mutex_lock(&g_mu);
-    int found = ranges_remove_start(&g_host_allocs, (uintptr_t)hostPtr);
-    pthread_mutex_unlock(&g_mu);
-    if (!found) {
+    INVALID_PARAM_IF(hostPtr == NULL);
+    if (!take_range(&g_host_allocs, hostPtr)) {
         return ACL_ERROR_RT_PARAM_INVALID; /* not the start of live aclrtMallocHost memory */
     }
     free(hostPtr);
@@ -1248,9 +1221,7 @@ aclError aclrtFreeHost(void *hostPtr)
 static aclError register_range(void *ptr, uint64_t size)
 {
     uintptr_t start = (uintptr_t)ptr;
-    if (size > UINTPTR_MAX - start) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(size > UINTPTR_MAX - start);
     uintptr_t end = start + (uintptr_t)size;
     aclError code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
@@ -1266,30 +1237,17 @@ static aclError register_range(void *ptr, uint64_t size)
 aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
 {
     ENTER();
-    ensure_init();
-    if (ptr == NULL || size == 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (flag == 0 || (flag & ~(uint32_t)REGISTER_FLAGS) != 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if ((uintptr_t)ptr % HOST_REGISTER_ALIGN != 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(ptr == NULL || size == 0);
+    INVALID_PARAM_IF(flag == 0 || (flag & ~(uint32_t)REGISTER_FLAGS) != 0);
+    INVALID_PARAM_IF((uintptr_t)ptr % HOST_REGISTER_ALIGN != 0);
     return register_range(ptr, size);
 }
 
 aclError aclrtHostUnregister(void *ptr)
 {
     ENTER();
-    ensure_init();
-    if (ptr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    pthread_mutex_lock(&g_mu);
-    int found = ranges_remove_start(&g_registered, (uintptr_t)ptr);
-    pthread_mutex_unlock(&g_mu);
-    return found ? ACL_SUCCESS : ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED;
+    INVALID_PARAM_IF(ptr == NULL);
+    return take_range(&g_registered, ptr) ? ACL_SUCCESS : ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED;
 }
 
 /* --------------------------------------------------------------- copies -- */
@@ -1304,6 +1262,17 @@ static int ranges_contain(const ranges_t *r, uintptr_t p)
         }
     }
     return 0;
+}
+
+/* The registered variable whose host address is symbol, or NULL (caller holds g_mu). */
+static const symbol_t *find_symbol_locked(const void *symbol)
+{
+    for (size_t i = 0; i < g_nsyms; i++) {
+        if (g_syms[i].host == symbol) {
+            return &g_syms[i];
+        }
+    }
+    return NULL;
 }
 
 /* Is a copy whose host side starts at p page-locked?  Only the start pointer decides. */
@@ -1327,15 +1296,9 @@ static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtSt
     stream_t *s;
     int dev;
     unsigned gen;
-    aclError code = resolve_stream(stream, &s, &dev, &gen);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
+    RETURN_IF_ERROR(resolve_stream(stream, &s, &dev, &gen));
     if (is_pinned(host_side) || pageable_late) {
-        code = submit_check(s, dev, gen);
-        if (code != ACL_SUCCESS) {
-            return code;
-        }
+        RETURN_IF_ERROR(submit_check(s, dev, gen));
         task_t *t = task_new(TASK_COPY);
         if (t == NULL) {
             return ACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -1357,20 +1320,10 @@ static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtSt
  */
 static aclError symbol_range(const void *symbol, size_t offset, size_t count, uint8_t **addr)
 {
-    pthread_mutex_lock(&g_mu);
     int dev;
     unsigned gen;
-    if (!current_locked(&dev, &gen)) {
-        pthread_mutex_unlock(&g_mu);
-        return ACL_ERROR_RT_CONTEXT_NULL;
-    }
-    const symbol_t *sym = NULL;
-    for (size_t i = 0; i < g_nsyms; i++) {
-        if (g_syms[i].host == symbol) {
-            sym = &g_syms[i];
-            break;
-        }
-    }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
+    const symbol_t *sym = find_symbol_locked(symbol);
     if (sym == NULL) {
         pthread_mutex_unlock(&g_mu);
         return ACL_ERROR_RT_INVALID_SYMBOL;
@@ -1410,10 +1363,7 @@ static int from_kind_ok(aclrtMemcpyKind kind)
 aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
 {
     ENTER();
-    ensure_init();
-    if (symbol == NULL || devPtr == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    INVALID_PARAM_IF(symbol == NULL || devPtr == NULL);
     uint8_t *addr = NULL;
     aclError code = symbol_range(symbol, 0, 0, &addr);
     if (code == ACL_SUCCESS) {
@@ -1425,43 +1375,53 @@ aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
 aclError aclrtGetSymbolSize(const void *symbol, size_t *size)
 {
     ENTER();
-    ensure_init();
-    if (symbol == NULL || size == NULL) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    pthread_mutex_lock(&g_mu);
+    INVALID_PARAM_IF(symbol == NULL || size == NULL);
     int dev;
     unsigned gen;
-    aclError code = ACL_ERROR_RT_INVALID_SYMBOL;
-    if (!current_locked(&dev, &gen)) {
-        code = ACL_ERROR_RT_CONTEXT_NULL;
-    } else {
-        for (size_t i = 0; i < g_nsyms; i++) {
-            if (g_syms[i].host == symbol) {
-                *size = g_syms[i].size;
-                code = ACL_SUCCESS;
-                break;
-            }
-        }
+    RETURN_IF_ERROR(lock_current(&dev, &gen));
+    const symbol_t *sym = find_symbol_locked(symbol);
+    if (sym != NULL) {
+        *size = sym->size;
     }
     pthread_mutex_unlock(&g_mu);
-    return code;
+    return sym != NULL ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_SYMBOL;
+}
+
+/*
+ * The checks the two To-symbol copies share, in CANN's order: count 0 succeeds before
+ * every other check (then *dst stays NULL and there is nothing to copy), then the
+ * arguments and the kind, then symbol_range.  *dst: where the bytes go.
+ */
+static aclError to_symbol_checks(const void *symbol, const void *src, size_t count, size_t offset,
+                                 aclrtMemcpyKind kind, uint8_t **dst)
+{
+    *dst = NULL;
+    if (count == 0) {
+        return ACL_SUCCESS;
+    }
+    INVALID_PARAM_IF(symbol == NULL || src == NULL || !to_kind_ok(kind));
+    return symbol_range(symbol, offset, count, dst);
+}
+
+/* The same for the two From-symbol copies; *src: where the bytes come from. */
+static aclError from_symbol_checks(void *dst, size_t dstMax, const void *symbol, size_t count,
+                                   size_t offset, aclrtMemcpyKind kind, uint8_t **src)
+{
+    *src = NULL;
+    if (count == 0) {
+        return ACL_SUCCESS;
+    }
+    INVALID_PARAM_IF(symbol == NULL || dst == NULL || count > dstMax || !from_kind_ok(kind));
+    return symbol_range(symbol, offset, count, src);
 }
 
 aclError aclrtMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
                                   aclrtMemcpyKind kind, aclrtStream stream)
 {
     ENTER();
-    ensure_init();
-    if (count == 0) {
-        return ACL_SUCCESS; /* before every other check */
-    }
-    if (symbol == NULL || src == NULL || !to_kind_ok(kind)) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    uint8_t *dst = NULL;
-    aclError code = symbol_range(symbol, offset, count, &dst);
-    if (code != ACL_SUCCESS) {
+    uint8_t *dst;
+    aclError code = to_symbol_checks(symbol, src, count, offset, kind, &dst);
+    if (code != ACL_SUCCESS || dst == NULL) {
         return code;
     }
 #ifdef ACL_DOUBLE_BUG_PAGEABLE_LATE
@@ -1476,28 +1436,12 @@ aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, 
                              aclrtMemcpyKind kind)
 {
     ENTER();
-    ensure_init();
-    if (count == 0) {
-        return ACL_SUCCESS;
-    }
-    if (symbol == NULL || src == NULL || !to_kind_ok(kind)) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    uint8_t *dst = NULL;
-    aclError code = symbol_range(symbol, offset, count, &dst);
-    if (code != ACL_SUCCESS) {
+    uint8_t *dst;
+    aclError code = to_symbol_checks(symbol, src, count, offset, kind, &dst);
+    if (code != ACL_SUCCESS || dst == NULL) {
         return code;
     }
     memcpy(dst, src, count); /* synchronous, outside every stream */
-    return ACL_SUCCESS;
-}
-
-static aclError from_checks(void *dst, size_t dstMax, const void *symbol, size_t count,
-                            aclrtMemcpyKind kind)
-{
-    if (symbol == NULL || dst == NULL || count > dstMax || !from_kind_ok(kind)) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
     return ACL_SUCCESS;
 }
 
@@ -1505,17 +1449,9 @@ aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, siz
                                size_t offset, aclrtMemcpyKind kind)
 {
     ENTER();
-    ensure_init();
-    if (count == 0) {
-        return ACL_SUCCESS;
-    }
-    aclError code = from_checks(dst, dstMax, symbol, count, kind);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
-    uint8_t *src = NULL;
-    code = symbol_range(symbol, offset, count, &src);
-    if (code != ACL_SUCCESS) {
+    uint8_t *src;
+    aclError code = from_symbol_checks(dst, dstMax, symbol, count, offset, kind, &src);
+    if (code != ACL_SUCCESS || src == NULL) {
         return code;
     }
     memcpy(dst, src, count);
@@ -1526,17 +1462,9 @@ aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol
                                     size_t offset, aclrtMemcpyKind kind, aclrtStream stream)
 {
     ENTER();
-    ensure_init();
-    if (count == 0) {
-        return ACL_SUCCESS;
-    }
-    aclError code = from_checks(dst, dstMax, symbol, count, kind);
-    if (code != ACL_SUCCESS) {
-        return code;
-    }
-    uint8_t *src = NULL;
-    code = symbol_range(symbol, offset, count, &src);
-    if (code != ACL_SUCCESS) {
+    uint8_t *src;
+    aclError code = from_symbol_checks(dst, dstMax, symbol, count, offset, kind, &src);
+    if (code != ACL_SUCCESS || src == NULL) {
         return code;
     }
     return copy_on_stream(dst, src, count, stream, dst, 0);

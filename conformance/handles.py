@@ -31,12 +31,12 @@ CREATES: Mapping[str, tuple[str, str]] = {
     "create_event": ("event", "event"),
     "launch_gate": ("gate", "gate"),
     "malloc_host": ("host_ptr", "pinned"),
-    "malloc_pageable": ("ptr", "host"),
+    "malloc_pageable": ("ptr", "pageable"),
 }
-"""CallRecord -> (the output holding what it created, the name's stem: its kind)."""
+"""CallRecord -> (the output holding what it created, the name's stem: its type)."""
 
-HANDLE_KINDS = ("stream", "event", "gate")
-"""The kinds of handle, each also the name of the argument that passes one."""
+HANDLE_TYPES = ("stream", "event", "gate")
+"""The types of handle, each also the name of the argument that passes one."""
 
 _KIND_OF_CTYPE = {"aclrtStream": "stream", "aclrtEvent": "event"}
 
@@ -99,7 +99,7 @@ class Handles:
         if call.code != 0 or not old or (now is not None and not new):
             return name
         known = _Known(name, None if new is None else int(new))
-        if kind in HANDLE_KINDS:
+        if kind in HANDLE_TYPES:
             self._handles[(kind, int(old))] = known
         else:
             known.size = int(call.args.get("size", 0))
@@ -155,7 +155,7 @@ class Handles:
 
     def now(self, arg: str, value: int) -> int:
         """What recorded ``value``, passed as argument ``arg``, is in the run at hand."""
-        if arg in HANDLE_KINDS:
+        if arg in HANDLE_TYPES:
             if value == 0:
                 return 0
             if self.invalid is not None and value == self.invalid:

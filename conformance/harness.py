@@ -277,7 +277,9 @@ class Harness:
     def pinned(self, size: int, fill: bytes | None = None, name_hint: str = "pinned") -> HostBuffer:
         return allocate(self, True, size, fill, name_hint)
 
-    def pageable(self, size: int, fill: bytes | None = None, name_hint: str = "host") -> HostBuffer:
+    def pageable(
+        self, size: int, fill: bytes | None = None, name_hint: str = "pageable"
+    ) -> HostBuffer:
         return allocate(self, False, size, fill, name_hint)
 
     def write(self, buf: HostBuffer, offset: int, data: bytes) -> None:

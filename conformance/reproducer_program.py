@@ -16,7 +16,7 @@ from acl_conformance.reference_impl.calls import CALLS, Param, render_call, rend
 from acl_conformance.reference_impl.outcome import Outcome
 from acl_conformance.reference_impl.record import CallRecord
 
-from .handles import CREATES, HANDLE_KINDS, Handles
+from .handles import CREATES, HANDLE_TYPES, Handles
 from .trace import Trace
 
 EMBED_LIMIT = 8 << 20
@@ -26,10 +26,10 @@ STATIC_TYPES = {
     "stream": ("aclrtStream", "NULL"),
     "event": ("aclrtEvent", "NULL"),
     "pinned": ("unsigned char *", "NULL"),
-    "host": ("unsigned char *", "NULL"),
+    "pageable": ("unsigned char *", "NULL"),
     "gate": ("gate_t", "GATE_INIT"),
 }
-"""Kind of what a call creates -> the C type and initializer of the static holding it."""
+"""Type of what a call creates -> the C type and initializer of the static holding it."""
 
 _LOCAL_INIT = {"aclrtStreamStatus": "ACL_STREAM_STATUS_RESERVED", "char*": "{0}"}
 """Initializers of out-parameters received into locals (otherwise 0, NULL for pointers)."""
@@ -147,7 +147,7 @@ class Program:
         if created is not None:
             if call.name == "launch_gate":
                 return f"gate_wait, &{created}"  # the prelude's host function, its gate
-            if CREATES[call.name][1] in HANDLE_KINDS:
+            if CREATES[call.name][1] in HANDLE_TYPES:
                 return f"&{created}"
             return f"(void **)&{created}"  # a host buffer, held as unsigned char *
         init = _LOCAL_INIT.get(out.ctype, "NULL" if out.ctype.endswith("*") else "0")

@@ -44,7 +44,8 @@ ADAPTER = "acl_conformance.adapters.variants:variant"
 @dataclass
 class VariantResult:
     variant: str
-    kind: str
+    sort: str
+    """'mutant', 'legal' or 'combination'."""
     profile: str
     requirement: str | None
     verdict: str
@@ -154,11 +155,11 @@ def check(
             doc, tail, wall = _pytest(variant, profile, extra, timeout, own)
     else:
         doc, tail, wall = _pytest(variant, profile, extra, timeout, sup)
-    kind = "combination" if combo else "mutant" if mutant else "legal"
+    sort = "combination" if combo else "mutant" if mutant else "legal"
     mode = "targeted" if targeted else "whole"
     if doc is None:
         return VariantResult(
-            variant.name, kind, profile, req, "error", False, wall_s=wall, mode=mode, detail=tail
+            variant.name, sort, profile, req, "error", False, wall_s=wall, mode=mode, detail=tail
         )
     results: list[dict[str, Any]] = list(doc["results"])
     rows = reports.build(doc, {}, {})["requirements"]
@@ -170,7 +171,7 @@ def check(
     seconds, first_test, _failure = _first_failure(results, req)
     res = VariantResult(
         variant.name,
-        kind,
+        sort,
         profile,
         req,
         "",
@@ -246,7 +247,7 @@ def run(
 
 
 HEAD = (
-    f"{'variant':26} {'kind':6} {'profile':7} {'requirement':27} {'verdict':9} "
+    f"{'variant':26} {'sort':6} {'profile':7} {'requirement':27} {'verdict':9} "
     f"{'first fail s':>12} {'calls':>5} {'wall s':>6}  first failing test; also failing"
 )
 
@@ -257,10 +258,10 @@ def row(r: VariantResult) -> str:
     tail = r.first_test or "-"
     if r.also_failing:
         tail += f"; also: {', '.join(r.also_failing)}"
-    elif r.kind == "legal" and not r.ok:
+    elif r.sort == "legal" and not r.ok:
         tail = f"not passing: {', '.join(r.failed_requirements) or r.detail}"
     return (
-        f"{r.variant:26} {r.kind[:6]:6} {r.profile:7} {r.requirement or '-':27} {r.verdict:9} "
+        f"{r.variant:26} {r.sort[:6]:6} {r.profile:7} {r.requirement or '-':27} {r.verdict:9} "
         f"{t:>12} {calls:>5} {r.wall_s:>6.1f}  {tail}"
     )
 
@@ -276,8 +277,8 @@ def table(results: list[VariantResult]) -> str:
 
 
 def score(results: list[VariantResult]) -> str:
-    mutants = [r for r in results if r.kind != "legal"]
-    legal = [r for r in results if r.kind == "legal"]
+    mutants = [r for r in results if r.sort != "legal"]
+    legal = [r for r in results if r.sort == "legal"]
     caught = sum(r.ok for r in mutants)
     clean = sum(r.ok and not r.also_failing for r in mutants)
     pct = 100.0 * caught / len(mutants) if mutants else 100.0

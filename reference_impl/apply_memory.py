@@ -194,7 +194,7 @@ def new_host_buffer(
             )
         )
     contents = out.get("contents")
-    name = model.world.fresh_name("pinned" if e.pinned else "host")
+    name = model.world.fresh_name("pinned" if e.pinned else "pageable")
     try:
         buf = model.world.add_buffer(
             address,

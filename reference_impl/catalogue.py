@@ -194,7 +194,7 @@ _req(
         "AERR:2694-2787 online mode auto-corrects a device src to D2D",
     ),
     silent="The text does not say what DEFAULT infers.  The suite only passes host memory as "
-    "src (the text's only kind of source), so a device-memory src, which CANN would silently "
+    "src (the only source the text names), so a device-memory src, which CANN would silently "
     "turn into a device-to-device copy, is not tested.",
     ambiguity=(4,),
     reason="SHOULD under spec: DEFAULT's meaning is implied by the call's function "
@@ -344,9 +344,9 @@ _req(
     MAY,
     cann_text="Treated as page-locked (async) when the start pointer is registered.",
     facts=("register_memory.cc:20-40 only the start pointer is tested",),
-    silent="The text assumes the whole source is of one kind.  The suite judges such a copy "
-    "as either kind (memory may be read any time up to the sync, the call may or may not "
-    "wait) and never uses it where the kind matters.",
+    silent="The text assumes the whole source is pinned or the whole of it pageable.  The "
+    "suite judges such a copy as either (memory may be read any time up to the sync, the call "
+    "may or may not wait) and never uses it where the difference matters.",
     ambiguity=(7,),
 )
 

@@ -87,7 +87,7 @@ def histories(draw: st.DrawFn, max_ops: int = 30) -> tuple[int, list[Op]]:
         elif kind == "open_gate" and gates:
             ops.append(("open_gate", draw(st.integers(1, gates))))
         elif kind in ("register", "unregister"):
-            ops.append((kind, draw(st.sampled_from(["host0", "host1"]))))
+            ops.append((kind, draw(st.sampled_from(["pageable0", "pageable1"]))))
         elif kind == "observe":
             ops.append(("observe", draw(st.sampled_from(sorted(VARS)))))
         elif kind == "read_async":
@@ -124,7 +124,7 @@ def unique_histories(draw: st.DrawFn, max_writes: int = 12) -> tuple[int, list[O
             ops.append(
                 (
                     draw(st.sampled_from(["register", "unregister"])),
-                    draw(st.sampled_from(["host0", "host1"])),
+                    draw(st.sampled_from(["pageable0", "pageable1"])),
                 )
             )
             prev = None

@@ -29,7 +29,7 @@ VARS = {"g_a": 8, "g_b": 16, "g_c": 40}
 """Fixture variables of the executor, laid out in this order."""
 SYMBOL_BASE = 0x5555_0000_0000
 BUF_SIZE = 64
-SOURCES = ("pinned0", "pinned1", "host0", "host1")
+SOURCES = ("pinned0", "pinned1", "pageable0", "pageable1")
 """Source buffers: two from aclrtMallocHost, two from malloc (4 KiB aligned, registrable)."""
 READBACK = 0x6100_0000_0000
 
@@ -325,7 +325,7 @@ class Executor:
             self.report("open_gate", gate=gid)
 
     def register(self, buf: str) -> None:
-        if buf.startswith("host") and buf not in self.registered:
+        if buf.startswith("pageable") and buf not in self.registered:
             self.registered.add(buf)
             self.report("host_register", ptr=buffer_address(buf), size=BUF_SIZE)
 

@@ -194,7 +194,7 @@ def test_diagnosis_names_the_calls(w: W) -> None:
     text = v.render()
     assert "g_arr256 bytes [0, 4)" in text
     assert (
-        "aclrtMemcpyToSymbolAsync(&g_arr256, host0, 4, 0, ACL_MEMCPY_HOST_TO_DEVICE, stream1)"
+        "aclrtMemcpyToSymbolAsync(&g_arr256, pageable0, 4, 0, ACL_MEMCPY_HOST_TO_DEVICE, stream1)"
         in text
     )
     assert "(complete)" in text and "observed:" in text

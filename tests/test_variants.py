@@ -22,7 +22,7 @@ PAIRS = [(v.name, p) for v, p in selfcheck.plan()]
 
 
 def test_catalogue_shape() -> None:
-    mutants = [v for v in CATALOGUE if v.kind == "mutant"]
+    mutants = [v for v in CATALOGUE if v.sort == "mutant"]
     legal = [v for v in CATALOGUE if v.legal and not v.catches]
     assert len(mutants) >= 20 and len(legal) >= 4
     assert len({v.name for v in CATALOGUE}) == len(CATALOGUE)

@@ -29,7 +29,8 @@ class Variant:
     other requirement may be left failing or undecided)."""
 
     @property
-    def kind(self) -> str:
+    def sort(self) -> str:
+        """'mutant' (a bug some profile must catch) or 'legal' (behaviour the spec allows)."""
         return "mutant" if self.catches else "legal"
 
     def is_mutant(self, profile: str) -> bool:

@@ -1,4 +1,4 @@
-"""Machine (a): one device, several streams, events, gates and every kind of host memory."""
+"""Machine (a): one device, several streams, events, gates and pinned, pageable and registered host memory."""
 
 from __future__ import annotations
 
@@ -69,13 +69,13 @@ class SingleDeviceMachine(HarnessMachine):
         self.h.call("destroy_stream", stream=stream)
 
     @precondition(lambda self: self.n_buffers < MAX_BUFFERS)
-    @rule(target=buffers, kind=st.sampled_from(["pinned", "pageable", "registered"]))
-    def allocate(self, kind: str) -> HostBuffer:
+    @rule(target=buffers, memory=st.sampled_from(["pinned", "pageable", "registered"]))
+    def allocate(self, memory: str) -> HostBuffer:
         self.n_buffers += 1
-        if kind == "pinned":
+        if memory == "pinned":
             return self.h.pinned(4096, self.unique(4096))
         buf = self.h.pageable(8192, self.unique(8192))
-        if kind == "registered" and self.h.caps.host_register:
+        if memory == "registered" and self.h.caps.host_register:
             page = (buf.address + 4095) & ~4095
             self.h.call("host_register", ptr=page, size=4096)
         return buf

@@ -111,7 +111,7 @@ def _failure_record(
     item: pytest.Item, failure: BaseException, expected: str | None, same_as: str | None
 ) -> dict[str, Any]:
     """One failure of one attempt of a test, as the results document keeps it."""
-    kind = (
+    status = (
         "timeout"
         if isinstance(failure, BackendTimeout)
         else "crash"
@@ -126,12 +126,12 @@ def _failure_record(
     )
     trace_file = None
     if same_as is None:
-        trace_file = _write_trace(item, failure, kind)
+        trace_file = _write_trace(item, failure, status)
     return {
         "requirement": getattr(failure, "requirement", None),
         "also": list(getattr(failure, "also", ())),
         "identity": failure.identity if isinstance(failure, ConformanceFailure) else None,
-        "kind": kind,
+        "kind": status,
         "expected": expected,
         "same_as": same_as,
         "calls": history[-60:],
@@ -145,7 +145,7 @@ def _failure_record(
     }
 
 
-def _write_trace(item: pytest.Item, failure: BaseException, kind: str) -> str | None:
+def _write_trace(item: pytest.Item, failure: BaseException, status: str) -> str | None:
     trace_dir = item.config.getoption("acl_trace_dir")
     if not trace_dir:
         return None
@@ -158,7 +158,7 @@ def _write_trace(item: pytest.Item, failure: BaseException, kind: str) -> str | 
         "test": shared.suite_id(item),
         "adapter": item.config.getoption("acl_adapter"),
         "profile": item.config.getoption("acl_profile"),
-        "status": kind,
+        "status": status,
         "requirement": getattr(failure, "requirement", None),
         "message": str(failure),
         "adapter_options": adapter_options(item.config),

@@ -1,6 +1,6 @@
 """What the clause tests build again and again, built once.
 
-The fixture variables by size, host memory of either kind filled with a pattern, the
+The fixture variables by size, pinned or pageable host memory filled with a pattern, the
 first page boundary of a buffer, a stream held by a gate that a timer opens, a copy made
 complete by a stream synchronisation, defects applied to valid arguments, a stream's
 status.  Every helper goes through the harness (every call is judged by the model); what
@@ -26,7 +26,7 @@ SMALL_VARS = tuple(v for v in ALL_VARS if v not in LARGE_VARS)
 """The variables of 4 KiB and less: one byte, words, structs, arrays."""
 
 MEMORIES = ("pinned", "pageable")
-"""The two kinds of host memory a source or destination may be: page-locked
+"""The two memories a host source or destination may be in: page-locked
 (aclrtMallocHost) or pageable (malloc)."""
 PAGE = 4096
 """The page size aclrtHostRegisterV2 aligns to."""

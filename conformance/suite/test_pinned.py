@@ -129,7 +129,7 @@ def test_unregistered_memory_is_pageable_again(harness: Harness) -> None:
 @pytest.mark.requirement("PINNED-START-POINTER")
 @pytest.mark.needs(host_register=True)
 def test_source_starting_in_registered_memory(harness: Harness) -> None:
-    """A source that starts in the registered page and runs past it: either kind is accepted."""
+    """A source that starts in the registered page and runs past it: either path is accepted."""
     h = harness
     buf, off = registered_page(h, ops.pattern(39, 4096))
     s = h.stream()

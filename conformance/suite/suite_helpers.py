@@ -16,6 +16,7 @@ from typing import Any
 from acl_conformance.conformance import defects, ops
 from acl_conformance.conformance.context import FIXTURES_NEEDED
 from acl_conformance.conformance.harness import Harness, HostBuffer
+from acl_conformance.reference_impl.constants import StreamStatus
 from acl_conformance.reference_impl.record import CallRecord
 
 ALL_VARS: tuple[str, ...] = FIXTURES_NEEDED
@@ -99,3 +100,15 @@ def apply_defects(args: dict[str, Any], site: defects.Site, *names: str) -> dict
 def stream_status(h: Harness, stream: int) -> int:
     """What aclrtStreamQuery reports for ``stream`` (an aclrtStreamStatus value)."""
     return int(h.call("stream_query", stream=stream)["status"])
+
+
+def assert_held(h: Harness, stream: int, gate: int) -> None:
+    """aclrtStreamQuery says NOT_READY for ``stream``, held by ``gate``, while the gate is
+    closed.  The suite opens its gates itself when a call takes long (the harness's
+    RELEASE_AFTER: a loaded machine, or a backend that legally waits for more than it
+    must); COMPLETE is then legal too, and the model, told of the opening, judged it."""
+    status = stream_status(h, stream)
+    if not h.gate_is_open(gate):
+        assert status == StreamStatus.ACL_STREAM_STATUS_NOT_READY, (
+            f"aclrtStreamQuery on a stream held by a closed gate returned status {status}"
+        )

@@ -9,6 +9,7 @@ from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.suite.suite_helpers import (
     MEMORIES,
     PAGE,
+    assert_held,
     first_page,
     gate_opened_later,
     host_buffer,
@@ -206,7 +207,7 @@ def test_stream_query(harness: Harness) -> None:
     g = h.gate(s)
     src = h.pinned(16, ops.pattern(97, 16))
     ops.to_symbol_async(h, VAR, src, count=16, stream=s)
-    assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_NOT_READY
+    assert_held(h, s, g)
     h.open(g)
     ops.sync(h, s)
     assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_COMPLETE

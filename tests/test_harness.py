@@ -89,7 +89,7 @@ def test_failure_message_is_written_for_a_vendor() -> None:
         assert text.startswith("[KIND-REJECTED]")
         assert '"This API only supports ACL_MEMCPY_HOST_TO_DEVICE and ACL_MEMCPY_DEFAULT."' in text
         assert (
-            "aclrtMemcpyToSymbolAsync(&g_arr256, host" in text
+            "aclrtMemcpyToSymbolAsync(&g_arr256, pageable" in text
             and "ACL_MEMCPY_DEVICE_TO_HOST" in text
         )
         assert "allowed:  ACL_ERROR_INVALID_PARAM (100000)" in text

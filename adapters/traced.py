@@ -132,11 +132,39 @@ class Traced(Adapter):
 _SIGNATURES = {name: inspect.signature(getattr(Adapter, name)) for name in CALLS}
 
 
+_PARAMETERS = {
+    name: tuple((p.name, p.default) for p in list(sig.parameters.values())[1:])
+    for name, sig in _SIGNATURES.items()
+}
+"""Per call: its parameters after ``self``, in order, with their defaults."""
+
+
 def _arguments(
     name: str, traced: Traced, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The arguments of a call by parameter name, defaults included (TypeError if the
     contract's method does not take them)."""
+    # The common case without Signature.bind, which costs more than the call itself on
+    # the simulator (every call of the suite comes through here).
+    params = _PARAMETERS[name]
+    out: dict[str, Any] = {}
+    taken = 0  # keyword arguments the method takes
+    if len(args) <= len(params):
+        for i, (param, default) in enumerate(params):
+            if i < len(args):
+                if param in kwargs:
+                    break
+                out[param] = args[i]
+            elif param in kwargs:
+                out[param] = kwargs[param]
+                taken += 1
+            elif default is not inspect.Parameter.empty:
+                out[param] = default
+            else:
+                break
+        else:
+            if taken == len(kwargs):  # no keyword the method does not take
+                return out
     bound = _SIGNATURES[name].bind(traced, *args, **kwargs)
     bound.apply_defaults()
     out = dict(bound.arguments)

@@ -311,11 +311,13 @@ class VarMemory:
                     mask[x - a : y - a] |= alt[x - alt_lo : y - alt_lo] == obs[x - a : y - a]
 
     def allowed(
-        self, lo: int, hi: int, visible: Callable[[Write], bool]
+        self, lo: int, hi: int, visible: Callable[[Write], bool], distinct: bool = True
     ) -> list[tuple[int, int, list[Bytes] | None]]:
         """What a read of [lo, hi) may see, per segment: (start, end, values), where a byte
         is allowed when some array of ``values`` has it at that position (None: any byte).
-        The same judgement as ``check``, spelled out (for reproducers written elsewhere)."""
+        The same judgement as ``check``, spelled out (for reproducers written elsewhere).
+        ``distinct=False`` leaves equal arrays in (``distinct_values`` removes them later:
+        the model keeps every read's answer, and only a reproducer asks for it)."""
         out: list[tuple[int, int, list[Bytes] | None]] = []
         for a, b, cands in self.segments(lo, hi):
             values: list[Bytes] | None = []
@@ -337,12 +339,7 @@ class VarMemory:
                             arr = v.copy()
                             arr[x - a : y - a] = alt[x - alt_lo : y - alt_lo]
                             values.append(arr)
-            if values is not None:
-                unique: dict[bytes, Bytes] = {}
-                for v in values:
-                    unique.setdefault(v.tobytes(), v)
-                values = list(unique.values())
-            out.append((a, b, values))
+            out.append((a, b, distinct_values(values) if distinct else values))
         return out
 
     def snapshot(self, lo: int, hi: int) -> list[tuple[int, int, tuple[Candidate, ...]]]:
@@ -371,3 +368,13 @@ def _coalesce(runs: list[Mismatch]) -> list[Mismatch]:
         else:
             out.append(m)
     return out
+
+
+def distinct_values(values: list[Bytes] | None) -> list[Bytes] | None:
+    """``values`` with each array's contents once, in first-seen order."""
+    if values is None:
+        return None
+    unique: dict[bytes, Bytes] = {}
+    for v in values:
+        unique.setdefault(v.tobytes(), v)
+    return list(unique.values())

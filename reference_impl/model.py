@@ -404,7 +404,7 @@ class Model(Queries):
         def visible(w: Write) -> bool:
             return self.order.blocked(w.task) is None
 
-        self._last_read = (label, var.allowed(offset, offset + len(data), visible))
+        self._last_read = (label, var.allowed(offset, offset + len(data), visible, False))
         mismatches = var.check(offset, obs, visible)
         read_checks(self, device, sym, var, offset, obs, visible)
         out = []

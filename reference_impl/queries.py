@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .calls import render_call
+from .memory import distinct_values
 from .order import Order
 from .profiles import Profile
 from .state import World
@@ -102,4 +103,4 @@ class Queries:
         last read judged was another, or there was none."""
         if self._last_read is None or self._last_read[0] != label:
             return None
-        return self._last_read[1]
+        return [(a, b, distinct_values(values)) for a, b, values in self._last_read[1]]

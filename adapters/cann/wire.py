@@ -18,12 +18,12 @@ How a value travels follows its C type:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from acl_conformance.adapters.base import Adapter
-from acl_conformance.reference_impl.calls import CALLS, CallSpec, Param
+from acl_conformance.reference_impl.calls import CALLS, Param
 
 _U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
@@ -72,15 +72,21 @@ _UNSIGNED_32 = ("uint32_t",)
 _UNSIGNED_64 = ("size_t", "uint64_t", "aclrtStream", "aclrtEvent")
 
 
+def _converter(p: Param) -> Callable[[Any], int]:
+    """How one numeric argument becomes its wire field (ValueError for a C type with no
+    rule)."""
+    if p.ctype in _SIGNED_32:
+        return i32
+    if p.ctype in _UNSIGNED_32:
+        return u32
+    if p.ctype in _UNSIGNED_64 or p.ctype.endswith("*"):
+        return u64
+    raise ValueError(f"no wire encoding for {p.ctype} {p.name}")
+
+
 def _field(p: Param, value: Any) -> int:
     """One numeric argument as its wire field (ValueError for a C type with no rule)."""
-    if p.ctype in _SIGNED_32:
-        return i32(value)
-    if p.ctype in _UNSIGNED_32:
-        return u32(value)
-    if p.ctype in _UNSIGNED_64 or p.ctype.endswith("*"):
-        return u64(value)
-    raise ValueError(f"no wire encoding for {p.ctype} {p.name}")
+    return _converter(p)(value)
 
 
 def null_flags(name: str) -> tuple[str, ...]:
@@ -100,18 +106,17 @@ class Encoded:
 
 def encode(name: str, args: Mapping[str, Any]) -> Encoded:
     """The request fields and payload of contract call ``name`` with ``args``."""
-    spec: CallSpec = CALLS[name]
     fields: list[int] = []
     payload: bytes | None = None
-    for p in spec.params:
-        value = args.get(p.name)
-        if _is_buffer(p):
-            if _is_text(p):
-                fields.append(0 if value is None else 1)
-            if value is not None:
-                payload = value.encode() if isinstance(value, str) else bytes(value)
-        else:
-            fields.append(_field(p, value))
+    for pname, how, convert in _PARAMETER_PLANS[name]:
+        value = args.get(pname)
+        if how == _NUMBER:
+            fields.append(convert(value))
+            continue
+        if how == _TEXT:
+            fields.append(0 if value is None else 1)
+        if value is not None:
+            payload = value.encode() if isinstance(value, str) else bytes(value)
     fields.extend(int(bool(args.get(flag, False))) for flag in _NULL_FLAGS[name])
     return Encoded(tuple(fields), payload)
 
@@ -120,17 +125,37 @@ def decode(name: str, reply: Reply) -> tuple[Any, ...]:
     """``(code, *outputs)`` of contract call ``name``: what the contract method returns."""
     out: list[Any] = [reply.code]
     numbers = iter(reply.outputs)
-    for o in CALLS[name].outputs:
-        if _is_text(o):
+    for oname, how, _convert in _OUTPUT_PLANS[name]:
+        if how == _TEXT:
             out.append(reply.payload.decode(errors="replace"))
-        elif _is_buffer(o):
+        elif how == _BUFFER:
             out.append(reply.payload)
         else:
             field = next(numbers, None)
             if field is None:
-                raise ProtocolError(f"{name}: the agent's answer lacks the output {o.name}")
+                raise ProtocolError(f"{name}: the agent's answer lacks the output {oname}")
             out.append(int(field))
     return tuple(out)
+
+
+_NUMBER, _TEXT, _BUFFER = 0, 1, 2
+"""How a parameter travels: a numeric field, text in the payload (with a non-NULL flag
+field), or raw bytes in the payload."""
+
+
+def _plan(
+    params: tuple[Param, ...], numbers: bool = True
+) -> tuple[tuple[str, int, Callable[[Any], int]], ...]:
+    """Per parameter, worked out once: its name, how it travels, and (for an argument;
+    ``numbers=False`` for outputs, which come back as plain integers) its field converter."""
+    return tuple(
+        (p.name, _TEXT, int)
+        if _is_text(p)
+        else (p.name, _BUFFER, int)
+        if _is_buffer(p)
+        else (p.name, _NUMBER, _converter(p) if numbers else int)
+        for p in params
+    )
 
 
 def request_line(
@@ -173,6 +198,8 @@ WIRE_CALLS: tuple[str, ...] = tuple(n for n in CALLS if hasattr(Adapter, n))
 """The contract calls the agent answers as commands of the same name."""
 
 _NULL_FLAGS: dict[str, tuple[str, ...]] = {n: null_flags(n) for n in WIRE_CALLS}
+_PARAMETER_PLANS = {n: _plan(CALLS[n].params) for n in WIRE_CALLS}
+_OUTPUT_PLANS = {n: _plan(CALLS[n].outputs, numbers=False) for n in WIRE_CALLS}
 
 for _name in WIRE_CALLS:  # every C type of the table has a rule (fails at import, not mid-run)
     for _p in CALLS[_name].params:

@@ -131,3 +131,24 @@ def test_failures_know_nothing_of_the_harness() -> None:
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
     ]
     assert not [m for m in imported if "harness" in m], imported
+
+
+def test_traced_records_arguments_by_name_and_refuses_what_the_contract_refuses() -> None:
+    """Positional, keyword and default arguments are recorded by parameter name, in the
+    contract's order; a call the contract's method would refuse raises TypeError."""
+    t = Traced.around(Simulator())
+    t.init(None)
+    t.set_device(0)
+    t.malloc_host(64)
+    assert list(t.trace[-1].args.items()) == [("size", 64), ("null_host_ptr", False)]
+    t.malloc_host(size=64, null_host_ptr=True)
+    assert t.trace[-1].args == {"size": 64, "null_host_ptr": True}
+    for bad in (
+        lambda: t.set_device(0, 1),  # too many
+        lambda: t.set_device(device=0),  # a keyword it does not take
+        lambda: t.set_device(),  # a required one missing
+        lambda: t.set_device(0, device_id=0),  # given twice
+        lambda: t.malloc_host(64, bogus=1),  # an unknown keyword beside defaults
+    ):
+        with pytest.raises(TypeError):
+            bad()

@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cann_support import clean_env, run_suite
+from hypothesis import given
+from hypothesis import strategies as st
 
 from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter
 from acl_conformance.adapters.cann import CannAdapter, build, wire
@@ -82,6 +85,54 @@ def test_values_are_encoded_by_their_c_type() -> None:
     assert wire.encode("write_host", {"dst": 5, "data": b""}) == wire.Encoded((5,), b"")
     assert wire.encode("create_stream", {"null_stream": True}).fields == (1,)
     assert wire.encode("get_symbol_size", {"symbol": 7}).fields == (7, 0)
+
+
+_NUMBERS = st.one_of(
+    st.integers(-(1 << 70), 1 << 70),
+    st.sampled_from([0, -1, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32, (1 << 64) - 1]),
+    st.booleans(),
+    st.integers(-(1 << 62), 1 << 62).map(np.int64),
+)
+"""Arguments as a caller may pass them: any Python int (beyond every C range), a bool, a
+NumPy integer (not an ``int``: the short encoders must fall back, not send garbage)."""
+
+
+@given(name=st.sampled_from(sorted(wire.WIRE_CALLS)), data=st.data())
+def test_the_short_encoders_agree_with_the_plan(name: str, data: st.DataObject) -> None:
+    """Each call's encoder (short forms for the calls made most) gives what the general,
+    parameter-by-parameter plan gives; so does ``encode_values`` for every numeric call."""
+    args = {
+        p.name: data.draw(st.binary(max_size=4) if p.name == "data" else _NUMBERS, p.name)
+        for p in CALLS[name].params
+        if not p.ctype.endswith("char*")
+    }
+    assert wire.encode(name, args) == wire._encode_any(name, args), args
+    if name in wire._NUMERIC_CALLS:
+        values = [args[p.name] for p in CALLS[name].params]
+        assert wire.encode_values(name, values) == wire._encode_any(name, args)[0]
+        with pytest.raises(TypeError, match="arguments"):
+            wire.encode_values(name, [*values, 0])
+
+
+@given(
+    name=st.sampled_from(sorted(wire.WIRE_CALLS)),
+    code=st.integers(-1, 1 << 31),
+    outputs=st.lists(st.integers(-(1 << 63), 1 << 64).map(lambda i: str(i).encode()), max_size=2),
+    payload=st.binary(max_size=4),
+)
+def test_the_short_decoders_agree_with_the_plan(
+    name: str, code: int, outputs: list[bytes], payload: bytes
+) -> None:
+    reply = wire.Reply(code, outputs, payload)
+    try:
+        expected: object = wire._decode_any(name, reply)
+    except wire.ProtocolError as e:
+        expected = str(e)
+    try:
+        got: object = wire.decode(name, reply)
+    except wire.ProtocolError as e:
+        got = str(e)
+    assert got == expected, (name, reply)
 
 
 def test_outputs_are_decoded_in_calls_order() -> None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Mapping
 from typing import Any
 
 from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
@@ -64,20 +63,21 @@ def _bye(ref: weakref.ReferenceType[AgentProcess], tid: int) -> None:
         proc.bye(tid)
 
 
-class _Label:
-    """The call in C form, rendered only if an error message needs it."""
+class _Label(tuple[str, Any]):
+    """``(name, args)``: the call, rendered in C form only if an error message needs it
+    (a tuple, so that making one costs no Python frame: every call makes one).  ``args``
+    maps parameter names to values, or is a tuple of every parameter in C order."""
 
-    __slots__ = ("args", "name")
-
-    def __init__(self, name: str, args: Mapping[str, Any]) -> None:
-        self.name = name
-        self.args = args
+    __slots__ = ()
 
     def __str__(self) -> str:
+        name, args = self
+        if isinstance(args, tuple):
+            args = dict(zip((p.name for p in CALLS[name].params), args, strict=True))
         try:
-            return render_call(self.name, self.args)
+            return render_call(name, args)
         except Exception:
-            return self.name
+            return str(name)
 
     __repr__ = __str__
 
@@ -191,25 +191,23 @@ class CannAdapter(Adapter):
             weakref.finalize(token, _bye, weakref.ref(self._agent), token.tid)
         return token.tid
 
-    def _forward(self, name: str, args: dict[str, Any]) -> tuple[Any, ...]:
+    def _forward(self, name: str, /, **args: Any) -> tuple[Any, ...]:
         """Contract call ``name`` made by the agent: ``(code, *outputs)``."""
-        call = wire.encode(name, args)
-        reply = self._agent.call(
-            self._thread(), name, call.fields, call.payload, label=_Label(name, args)
-        )
-        return wire.decode(name, reply)
+        fields, payload = wire.ENCODE[name](args)
+        reply = self._agent.call(self._thread(), name, fields, payload, _Label((name, args)))
+        return wire.DECODE[name](reply)
 
-    def _code(self, name: str, **args: Any) -> int:
-        return int(self._forward(name, args)[0])
+    def _code(self, name: str, /, **args: Any) -> int:
+        """``_forward`` of a call with no output: its code."""
+        code: int = self._forward(name, **args)[0]
+        return code
 
     def _code_in_c_order(self, name: str, *values: Any) -> int:
-        """``_code`` with every parameter given, in C order (``CALLS[name].params``)."""
-        names = [p.name for p in CALLS[name].params]
-        return self._code(name, **dict(zip(names, values, strict=True)))
-
-    def _code_int(self, name: str, **args: Any) -> tuple[int, int]:
-        code, out = self._forward(name, args)
-        return int(code), int(out)
+        """``_code`` of a call whose parameters are all numbers, given in C order
+        (``CALLS[name].params``): the copies, the calls the suite makes most."""
+        return self._agent.call(
+            self._thread(), name, wire.encode_values(name, values), None, _Label((name, values))
+        ).code
 
     # -- process and devices ---------------------------------------------------------------
     def init(self, config_path: str | None = None) -> int:
@@ -219,27 +217,27 @@ class CannAdapter(Adapter):
         return self._code("finalize")
 
     def get_version_str(self) -> tuple[int, str]:
-        code, version = self._forward("get_version_str", {})
+        code, version = self._forward("get_version_str")
         return int(code), str(version)
 
     def set_device(self, device_id: int) -> int:
         return self._code("set_device", device_id=device_id)
 
     def get_device(self) -> tuple[int, int]:
-        return self._code_int("get_device")
+        return self._forward("get_device")
 
     def reset_device(self, device_id: int) -> int:
         return self._code("reset_device", device_id=device_id)
 
     def get_device_count(self) -> tuple[int, int]:
-        return self._code_int("get_device_count")
+        return self._forward("get_device_count")
 
     def synchronize_device(self) -> int:
         return self._code("synchronize_device")
 
     # -- streams ------------------------------------------------------------------------------
     def create_stream(self, null_stream: bool = False) -> tuple[int, int]:
-        return self._code_int("create_stream", null_stream=null_stream)
+        return self._forward("create_stream", null_stream=null_stream)
 
     def destroy_stream(self, stream: int) -> int:
         return self._code("destroy_stream", stream=stream)
@@ -251,11 +249,11 @@ class CannAdapter(Adapter):
         return self._code("synchronize_stream_with_timeout", stream=stream, timeout=timeout)
 
     def stream_query(self, stream: int) -> tuple[int, int]:
-        return self._code_int("stream_query", stream=stream)
+        return self._forward("stream_query", stream=stream)
 
     # -- events -------------------------------------------------------------------------------
     def create_event(self, null_event: bool = False) -> tuple[int, int]:
-        return self._code_int("create_event", null_event=null_event)
+        return self._forward("create_event", null_event=null_event)
 
     def record_event(self, event: int, stream: int) -> int:
         return self._code("record_event", event=event, stream=stream)
@@ -271,13 +269,13 @@ class CannAdapter(Adapter):
 
     # -- host memory --------------------------------------------------------------------------
     def malloc_host(self, size: int, null_host_ptr: bool = False) -> tuple[int, int]:
-        return self._code_int("malloc_host", size=size, null_host_ptr=null_host_ptr)
+        return self._forward("malloc_host", size=size, null_host_ptr=null_host_ptr)
 
     def free_host(self, host_ptr: int) -> int:
         return self._code("free_host", host_ptr=host_ptr)
 
     def malloc_pageable(self, size: int) -> tuple[int, int]:
-        return self._code_int("malloc_pageable", size=size)
+        return self._forward("malloc_pageable", size=size)
 
     def free_pageable(self, ptr: int) -> int:
         return self._code("free_pageable", ptr=ptr)
@@ -292,15 +290,15 @@ class CannAdapter(Adapter):
         return self._code("write_host", dst=dst, data=bytes(data))
 
     def read_host(self, src: int, count: int) -> tuple[int, bytes]:
-        code, data = self._forward("read_host", {"src": src, "count": count})
+        code, data = self._forward("read_host", src=src, count=count)
         return int(code), bytes(data)
 
     # -- symbols ------------------------------------------------------------------------------
     def get_symbol_address(self, symbol: int, null_dev_ptr: bool = False) -> tuple[int, int]:
-        return self._code_int("get_symbol_address", symbol=symbol, null_dev_ptr=null_dev_ptr)
+        return self._forward("get_symbol_address", symbol=symbol, null_dev_ptr=null_dev_ptr)
 
     def get_symbol_size(self, symbol: int, null_size: bool = False) -> tuple[int, int]:
-        return self._code_int("get_symbol_size", symbol=symbol, null_size=null_size)
+        return self._forward("get_symbol_size", symbol=symbol, null_size=null_size)
 
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
@@ -328,7 +326,7 @@ class CannAdapter(Adapter):
 
     # -- the stream gate ------------------------------------------------------------------------
     def launch_gate(self, stream: int) -> tuple[int, int]:
-        return self._code_int("launch_gate", stream=stream)
+        return self._forward("launch_gate", stream=stream)
 
     def open_gate(self, gate: int) -> int:
         """Answered by the agent's reading thread at once, even while calls wait for the gate.

@@ -47,7 +47,7 @@ from .process import (
     kill_group,
     reap,
 )
-from .wire import ProtocolError, Reply, parse_answers, request_line
+from .wire import ProtocolError, Reply, parse_answers
 
 PROTOCOL_VERSION = 2
 STDERR_TAIL = 1500
@@ -162,17 +162,23 @@ class AgentProcess:
         return self._death is None and self.proc.poll() is None
 
     # -- reading answers (whoever holds the reader role) ------------------------------------
-    def _parse(self) -> bool:
-        """Hand out every whole answer in the buffer; True if one went to another caller."""
-        answers, used = parse_answers(self._buf)
+    def _parse(self, data: bytes) -> bool:
+        """Hand out every whole answer in what was left over and ``data`` (what was just
+        read); True if one went to another caller."""
+        if self._buf:  # an answer's start came with the last read: the two go together
+            self._buf += data
+            answers, used = parse_answers(self._buf)
+            del self._buf[:used]
+        else:  # the usual case, one whole answer: no copy into the buffer
+            answers, used = parse_answers(data)
+            if used < len(data):
+                self._buf += data[used:]
         others = False
         for rid, reply in answers:
             slot = self._pending.pop(rid, None)
             if slot is not None:
                 slot.reply = reply
                 others = True
-        if used:
-            del self._buf[:used]
         return others
 
     def _pump(self, mine: _Slot) -> None:
@@ -186,8 +192,7 @@ class AgentProcess:
             if not data:
                 self._on_eof()
                 return
-            self._buf += data
-            if self._parse() and self._waiters:
+            if self._parse(data) and self._waiters:
                 with self._cond:
                     self._cond.notify_all()
 
@@ -301,7 +306,13 @@ class AgentProcess:
         rid = next(self._ids)
         slot = _Slot()
         self._pending[rid] = slot
-        data = request_line(rid, thread, command, tuple(args), payload)
+        # <id> <thread> <command> [<arg> ...] [#<payload length>]\n (PROTOCOL.md)
+        line = f"{rid} {thread} {command}"
+        if args:
+            line += " " + " ".join(map(str, args))
+        if payload is not None:
+            line += f" #{len(payload)}"
+        data = (line + "\n").encode()
         deadline = time.monotonic() + self.timeout
         self._deadlines[rid] = (deadline, label)
         with self._wlock:

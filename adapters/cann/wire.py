@@ -17,10 +17,12 @@ How a value travels follows its C type:
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Callable, Mapping
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from acl_conformance.adapters.base import Adapter
 from acl_conformance.reference_impl.calls import CALLS, Param
@@ -91,16 +93,24 @@ def null_flags(name: str) -> tuple[str, ...]:
     return tuple(f"null_{o.name}" for o in CALLS[name].outputs if f"null_{o.name}" in taken)
 
 
-@dataclass(frozen=True)
-class Encoded:
+class Encoded(NamedTuple):
     """A call on the wire: its fields and its payload (None: no payload)."""
 
     fields: tuple[int, ...]
     payload: bytes | None
 
 
+_Fields = tuple[tuple[int, ...], bytes | None]
+"""What an encoder of :data:`ENCODE` gives: :class:`Encoded` as a plain tuple (cheaper)."""
+
+
 def encode(name: str, args: Mapping[str, Any]) -> Encoded:
     """The request fields and payload of contract call ``name`` with ``args``."""
+    return Encoded(*ENCODE[name](args))
+
+
+def _encode_any(name: str, args: Mapping[str, Any]) -> _Fields:
+    """:func:`encode` for any call: by its plan, parameter by parameter."""
     fields: list[int] = []
     payload: bytes | None = None
     for pname, how, convert in _PARAMETER_PLANS[name]:
@@ -113,11 +123,28 @@ def encode(name: str, args: Mapping[str, Any]) -> Encoded:
         if value is not None:
             payload = value.encode() if isinstance(value, str) else bytes(value)
     fields.extend(int(bool(args.get(flag, False))) for flag in _NULL_FLAGS[name])
-    return Encoded(tuple(fields), payload)
+    return tuple(fields), payload
+
+
+def encode_values(name: str, values: Sequence[Any]) -> tuple[int, ...]:
+    """The request fields of ``name``, a call whose parameters are all numbers and that
+    takes no NULL flag, from its arguments in C order (``CALLS[name].params``)."""
+    converters = _FAST_CONVERTERS[name]
+    if len(values) != len(converters):
+        raise TypeError(f"{name} takes {len(converters)} arguments, not {len(values)}")
+    fields = tuple(map(_apply, converters, values))
+    if NotImplemented in fields:  # an argument that is not a Python int: the slow way
+        fields = tuple(map(_apply, (c for _, c in _NUMERIC_CALLS[name]), values))
+    return fields
 
 
 def decode(name: str, reply: Reply) -> tuple[Any, ...]:
     """``(code, *outputs)`` of contract call ``name``: what the contract method returns."""
+    return DECODE[name](reply)
+
+
+def _decode_any(name: str, reply: Reply) -> tuple[Any, ...]:
+    """:func:`decode` for any call: by its plan, output by output."""
     out: list[Any] = [reply.code]
     numbers = iter(reply.outputs)
     for oname, how, _convert in _OUTPUT_PLANS[name]:
@@ -153,19 +180,7 @@ def _plan(
     )
 
 
-def request_line(
-    rid: int, thread: int, command: str, args: tuple[int | str, ...], payload: bytes | None
-) -> bytes:
-    """``<id> <thread> <command> [<arg> ...] [#<n>]\\n`` (the payload follows it)."""
-    line = f"{rid} {thread} {command}"
-    if args:
-        line += " " + " ".join(map(str, args))
-    if payload is not None:
-        line += f" #{len(payload)}"
-    return (line + "\n").encode()
-
-
-def parse_answers(buf: bytearray) -> tuple[list[tuple[int, Reply]], int]:
+def parse_answers(buf: bytes | bytearray) -> tuple[list[tuple[int, Reply]], int]:
     """The whole answers at the start of ``buf`` and how many bytes they take (an answer
     whose payload is still on its way ends the list)."""
     answers: list[tuple[int, Reply]] = []
@@ -196,3 +211,58 @@ _NULL_FLAGS: dict[str, tuple[str, ...]] = {n: null_flags(n) for n in WIRE_CALLS}
 _PARAMETER_PLANS = {n: _plan(CALLS[n].params) for n in WIRE_CALLS}
 """Built at import: a C type of the table with no wire rule fails here, not mid-run."""
 _OUTPUT_PLANS = {n: _plan(CALLS[n].outputs, numbers=False) for n in WIRE_CALLS}
+
+_NUMERIC_CALLS: dict[str, tuple[tuple[str, Callable[[Any], int]], ...]] = {
+    n: tuple((p, c) for p, _, c in plan)
+    for n, plan in _PARAMETER_PLANS.items()
+    if not _NULL_FLAGS[n] and all(how == _NUMBER for _, how, _ in plan)
+}
+"""The calls whose arguments are all numeric fields: name -> (parameter, converter)."""
+
+
+_apply: Callable[[Callable[[Any], int], Any], int] = getattr(
+    operator, "call", lambda convert, value: convert(value)
+)
+"""``operator.call`` (Python 3.11 on): ``map`` then makes no Python frame of its own."""
+
+
+def _fast(convert: Callable[[Any], int]) -> Callable[[Any], Any]:
+    """``u64`` as ``int.__and__`` of the mask: no Python frame, and NotImplemented (not an
+    error) for an argument that is not an ``int``, which :func:`encode_values` retries."""
+    return _U64.__and__ if convert is u64 else convert
+
+
+_FAST_CONVERTERS = {n: tuple(_fast(c) for _, c in cs) for n, cs in _NUMERIC_CALLS.items()}
+"""Per call of :data:`_NUMERIC_CALLS`: its converters, the cheapest form of each."""
+
+
+def _encoder(name: str) -> Callable[[Mapping[str, Any]], _Fields]:
+    """:func:`encode` for one call; the short forms are for the calls whose parameters are
+    all numbers, the ones the suite makes most (every call of a run pays for this)."""
+    if name not in _NUMERIC_CALLS:
+        return functools.partial(_encode_any, name)
+    names = tuple(p for p, _ in _NUMERIC_CALLS[name])
+    if not names:
+        empty: _Fields = ((), None)
+        return lambda args: empty
+    if len(names) == 1:
+        ((only, convert),) = _NUMERIC_CALLS[name]
+        return lambda args: ((convert(args[only]),), None)
+    return lambda args: (encode_values(name, [args[n] for n in names]), None)
+
+
+def _decoder(name: str) -> Callable[[Reply], tuple[Any, ...]]:
+    """:func:`decode` for one call; short forms for no output and for one number."""
+    plan = _OUTPUT_PLANS[name]
+    if not plan:
+        return lambda reply: (reply.code,)
+    if len(plan) == 1 and plan[0][1] == _NUMBER:
+        general = functools.partial(_decode_any, name)
+        return lambda r: (r.code, int(r.outputs[0])) if r.outputs else general(r)
+    return functools.partial(_decode_any, name)
+
+
+ENCODE = {n: _encoder(n) for n in WIRE_CALLS}
+"""Per call: its encoder, worked out once from its plan."""
+DECODE = {n: _decoder(n) for n in WIRE_CALLS}
+"""Per call: its decoder, worked out once from its plan."""

@@ -10,7 +10,8 @@ The packages: ``acl_conformance.reference_impl`` (the oracle),
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
 from pathlib import Path
 
 try:

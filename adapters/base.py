@@ -24,7 +24,8 @@ of the model but its constants: the simulator builds on it.)
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
+from abc import abstractmethod
 from dataclasses import dataclass
 
 # Capabilities is the one description of what a backend offers, and what the model assumes

@@ -18,7 +18,8 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from .base import Adapter

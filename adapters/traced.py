@@ -15,14 +15,21 @@ import abc
 import inspect
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
-from acl_conformance.reference_impl.calls import CALLS, output_names
+from acl_conformance.reference_impl.calls import CALLS
+from acl_conformance.reference_impl.calls import output_names
 from acl_conformance.reference_impl.record import CallRecord
 
-from .base import CONTRACT_CALLS, Adapter, Capabilities, FixtureVariable
+from .base import CONTRACT_CALLS
+from .base import Adapter
+from .base import Capabilities
+from .base import FixtureVariable
 
 
 def _check_contract() -> None:

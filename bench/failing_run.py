@@ -22,7 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from suite_runs import ENV, arguments, warm_up
+from suite_runs import ENV
+from suite_runs import arguments
+from suite_runs import warm_up
 
 from acl_conformance.conformance.suite_command import suite_command
 

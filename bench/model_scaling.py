@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from acl_conformance.reference_impl import Capabilities, Model
+from acl_conformance.reference_impl import Capabilities
+from acl_conformance.reference_impl import Model
 
 WRITES = 1000
 WINDOW = 4096

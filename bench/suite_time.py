@@ -14,7 +14,9 @@ import subprocess
 import sys
 import time
 
-from suite_runs import ENV, arguments, warm_up
+from suite_runs import ENV
+from suite_runs import arguments
+from suite_runs import warm_up
 
 from acl_conformance.conformance.suite_command import suite_command
 

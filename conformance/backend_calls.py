@@ -6,21 +6,21 @@ alone."""
 from __future__ import annotations
 
 import concurrent.futures
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from acl_conformance.adapters.base import CallTimeout
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.calls import CALLS
-from acl_conformance.reference_impl.constants import (
-    ACL_SUCCESS,
-    SIZE_MAX,
-    MemcpyKind,
-    error_name,
-)
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import SIZE_MAX
+from acl_conformance.reference_impl.constants import MemcpyKind
+from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.record import CallRecord
 
 from . import gates
-from .failure import BackendCrash, BackendTimeout
+from .failure import BackendCrash
+from .failure import BackendTimeout
 from .failure_evidence import gather
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -17,12 +17,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
 from acl_conformance import __version__
 from acl_conformance.reference_impl.catalogue import PROFILES
 
-from . import commands, runner, settings
+from . import commands
+from . import runner
+from . import settings
 from .supervise import Interrupted
 
 
@@ -141,14 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="conformance: locked options, exit status the verdict's; ci: every option, "
         "exit status the gate's (default: ci)",
     )
-    p_run.add_argument(
-        "--call-timeout",
-        type=float,
-        action=_Given,
-        metavar="SECONDS",
-        help="per-call limit before a backend is reported as TIMEOUT "
-        f"(default: {settings.CALL_TIMEOUT_SECONDS:g})",
-    )
+    p_run.add_argument("--call-timeout", action=_Given, **settings.CALL_TIMEOUT_OPTION)  # type: ignore[arg-type]
     p_run.add_argument(
         "--requirement",
         default=[],
@@ -208,10 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_replay.add_argument(
         "--call-timeout",
-        type=float,
         default=settings.CALL_TIMEOUT_SECONDS,
-        metavar="SECONDS",
-        help=f"per-call limit (default: {settings.CALL_TIMEOUT_SECONDS:g})",
+        **settings.CALL_TIMEOUT_OPTION,  # type: ignore[arg-type]
     )
     p_replay.set_defaults(func=commands.cmd_replay)
 

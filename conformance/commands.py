@@ -12,9 +12,19 @@ from pathlib import Path
 
 from acl_conformance import reports
 from acl_conformance.adapters.registry import AdapterResolutionError
-from acl_conformance.reference_impl.catalogue import CATALOGUE, PROFILES, Requirement, for_profile
+from acl_conformance.reference_impl.catalogue import CATALOGUE
+from acl_conformance.reference_impl.catalogue import PROFILES
+from acl_conformance.reference_impl.catalogue import Requirement
+from acl_conformance.reference_impl.catalogue import for_profile
 
-from . import adapter_options, replay, reproducer, runner, selfcheck, staging, trace, trace_schema
+from . import adapter_options
+from . import replay
+from . import reproducer
+from . import runner
+from . import selfcheck
+from . import staging
+from . import trace
+from . import trace_schema
 from .buildinfo import suite_info
 from .supervise import Supervisor
 

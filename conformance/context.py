@@ -11,10 +11,14 @@ import contextlib
 import copy
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import TypeVar
 
 from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.registry import resolve
@@ -22,7 +26,9 @@ from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl.evidence import Evidence
 
 from . import settings
-from .failure import BackendCrash, BackendTimeout, Declined
+from .failure import BackendCrash
+from .failure import BackendTimeout
+from .failure import Declined
 from .harness import Harness
 from .runstate import RunState
 

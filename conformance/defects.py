@@ -13,14 +13,17 @@ to 32 bits, values past ``2^31`` that turn negative in signed arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from acl_conformance.reference_impl.constants import SIZE_MAX
 
 from . import ops
-from .harness import Harness, HostBuffer
+from .harness import Harness
+from .harness import HostBuffer
 
 TO_ASYNC = "memcpy_to_symbol_async"
 TO_SYNC = "memcpy_to_symbol"

@@ -29,8 +29,10 @@ all (a requirement entry: the tests that check it).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from pathlib import PurePath
 
 from acl_conformance.reference_impl.catalogue import BY_ID
 

@@ -14,7 +14,8 @@ import re
 import textwrap
 import unittest
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from acl_conformance.reference_impl import Violation
@@ -175,12 +176,7 @@ class ConformanceFailure(AssertionError):
         first = self.violations[0]
         lines = [f"[{first.requirement or 'setup'}] {first.message}"]
         lines += _requirement_block(first.requirement, self.profile)
-        if first.call:
-            lines.append(f"call:     {first.call}")
-        if first.allowed:
-            lines.append(f"allowed:  {first.allowed}")
-        if first.observed:
-            lines.append(f"backend:  {first.observed}")
+        lines += first.labelled_lines(indent="", observed="backend")
         lines += first.details
         for extra in self.violations[1:4]:
             lines.append(f"also: [{extra.requirement}] {extra.message}")

@@ -31,22 +31,41 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.base import Capabilities
+from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.adapters.traced import Traced
-from acl_conformance.reference_impl import Model, Violation
-from acl_conformance.reference_impl.constants import ACL_SUCCESS, error_name
+from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import Violation
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.evidence import Evidence
 from acl_conformance.reference_impl.record import CallRecord
 
-from . import gates, settings, teardown, verdicts
-from .backend_calls import D2H, check_c_ranges, check_ready_reads, raw, read_back, remember
-from .failure import BackendCrash, ConformanceFailure, Declined
+from . import gates
+from . import settings
+from . import teardown
+from . import verdicts
+from .backend_calls import D2H
+from .backend_calls import check_c_ranges
+from .backend_calls import check_ready_reads
+from .backend_calls import raw
+from .backend_calls import read_back
+from .backend_calls import remember
+from .failure import BackendCrash
+from .failure import ConformanceFailure
+from .failure import Declined
 from .failure_evidence import gather
-from .host_memory import HostBuffer, allocate
+from .host_memory import HostBuffer
+from .host_memory import allocate
 from .runstate import RunState
 from .second_look import second_look
-from .variables import BASELINE_LIMIT, ensure_known, learn, scratch_buffer
-from .workers import GateReleaser, HostWorker
+from .variables import BASELINE_LIMIT
+from .variables import ensure_known
+from .variables import learn
+from .variables import scratch_buffer
+from .workers import GateReleaser
+from .workers import HostWorker
 
 __all__ = ["BASELINE_LIMIT", "D2H", "Harness", "HostBuffer"]
 

@@ -13,7 +13,8 @@ import numpy as np
 from acl_conformance.reference_impl.constants import MemcpyKind
 from acl_conformance.reference_impl.record import CallRecord
 
-from .harness import Harness, HostBuffer
+from .harness import Harness
+from .harness import HostBuffer
 
 H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)

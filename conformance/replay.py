@@ -16,16 +16,20 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.record import CallRecord
 
-from . import context, settings
-from .failure import BackendCrash, ConformanceFailure
+from . import context
+from . import settings
+from .failure import BackendCrash
+from .failure import ConformanceFailure
 from .handles import Handles
 from .harness import Harness
-from .trace import Trace, opened_during
+from .trace import Trace
+from .trace import opened_during
 
 TIMER_DELAY = 0.005
 """Seconds after a waiting call starts before a timer opens the gate it waits for."""

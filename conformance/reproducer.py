@@ -33,9 +33,14 @@ from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl.constants import Capabilities
 from acl_conformance.reference_impl.record import CallRecord
 
-from .reproducer_program import EMBED_LIMIT, Program, ReproducerError
-from .reproducer_source import PRELUDE_FILE, Baselines, source
-from .trace import Trace, opened_during
+from .reproducer_program import EMBED_LIMIT
+from .reproducer_program import Program
+from .reproducer_program import ReproducerError
+from .reproducer_source import PRELUDE_FILE
+from .reproducer_source import Baselines
+from .reproducer_source import source
+from .trace import Trace
+from .trace import opened_during
 
 __all__ = ["EMBED_LIMIT", "PRELUDE_FILE", "TIMER_MS", "ReproducerError", "generate"]
 

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from acl_conformance.reference_impl.calls import CALLS, Param, render_call, render_value
+from acl_conformance.reference_impl.calls import CALLS
+from acl_conformance.reference_impl.calls import Param
+from acl_conformance.reference_impl.calls import render_call
+from acl_conformance.reference_impl.calls import render_value
 from acl_conformance.reference_impl.outcome import Outcome
 from acl_conformance.reference_impl.record import CallRecord
 
-from .handles import CREATES, HANDLE_TYPES, Handles
+from .handles import CREATES
+from .handles import HANDLE_TYPES
+from .handles import Handles
 from .trace import Trace
 
 EMBED_LIMIT = 8 << 20

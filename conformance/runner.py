@@ -21,18 +21,24 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
+from dataclasses import dataclass
+from dataclasses import field
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 from acl_conformance import reports
-from acl_conformance.reference_impl.catalogue import BY_ID, PROFILES
+from acl_conformance.reference_impl.catalogue import BY_ID
+from acl_conformance.reference_impl.catalogue import PROFILES
 
-from . import adapter_options, staging
+from . import adapter_options
 from . import results as results_doc
+from . import staging
 from .buildinfo import suite_info
-from .expectations import Expectations, ExpectationsError
+from .expectations import Expectations
+from .expectations import ExpectationsError
 from .suite_command import suite_command
 from .supervise import Supervisor
 

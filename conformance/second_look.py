@@ -12,11 +12,14 @@ whole read agrees with the model, the partial read is what is wrong.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from acl_conformance.reference_impl import Violation
 
-from .backend_calls import D2H, raw, read_back
+from .backend_calls import D2H
+from .backend_calls import raw
+from .backend_calls import read_back
 from .failure import BackendCrash
 from .variables import scratch_buffer
 

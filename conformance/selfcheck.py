@@ -27,13 +27,18 @@ import json
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import as_completed
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from acl_conformance.adapters.variants import CATALOGUE, Variant
+from acl_conformance.adapters.variants import CATALOGUE
+from acl_conformance.adapters.variants import Variant
 
 from .suite_command import suite_command
 from .supervise import Supervisor

@@ -8,13 +8,24 @@ the blob printed so that a failure can be replayed exactly.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import settings
 
 PROFILE_NAMES = ("ci", "dev", "thorough")
 
 CALL_TIMEOUT_SECONDS = 60.0
 """How long one call into the backend may take before it is reported as TIMEOUT, unless
 the run says otherwise (``--acl-call-timeout``)."""
+
+CALL_TIMEOUT_OPTION: dict[str, object] = dict(
+    type=float,
+    metavar="SECONDS",
+    help="per-call limit before a backend is reported as TIMEOUT "
+    f"(default: {CALL_TIMEOUT_SECONDS:g})",
+)
+"""The call-timeout option as every command line spells it (``acl-conformance run`` and
+``replay``, and the plugin's ``--acl-call-timeout``): argparse/pytest keywords."""
 
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 

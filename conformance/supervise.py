@@ -19,7 +19,8 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from types import FrameType, TracebackType
+from types import FrameType
+from types import TracebackType
 from typing import Any
 
 GRACE_S = 3.0

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from . import gates
 from .backend_calls import raw
-from .failure import BackendCrash, BackendTimeout
+from .failure import BackendCrash
+from .failure import BackendTimeout
 
 if TYPE_CHECKING:  # pragma: no cover
     from .harness import Harness

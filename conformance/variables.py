@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from acl_conformance.adapters.base import FixtureVariable
 
-from .backend_calls import D2H, raw, read_back
+from .backend_calls import D2H
+from .backend_calls import raw
+from .backend_calls import read_back
 from .failure import ConformanceFailure
 from .failure_evidence import gather
 from .host_memory import HostBuffer

@@ -3,9 +3,13 @@ calls declined before they are made because a masked requirement is at stake."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from .failure import ConformanceFailure, Declined, ExpectedFailure, KnownFailure
+from .failure import ConformanceFailure
+from .failure import Declined
+from .failure import ExpectedFailure
+from .failure import KnownFailure
 
 if TYPE_CHECKING:  # pragma: no cover
     from .harness import Harness

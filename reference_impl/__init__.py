@@ -4,9 +4,15 @@ Pure Python: no threads, no I/O, and nothing imported from the adapters, the
 suite or the reports.
 """
 
-from .catalogue import CATALOGUE, Level, Requirement, for_profile, requirement
+from .catalogue import CATALOGUE
+from .catalogue import Level
+from .catalogue import Requirement
+from .catalogue import for_profile
+from .catalogue import requirement
 from .constants import Capabilities
-from .model import Judgement, Model, PendingRead
+from .model import Judgement
+from .model import Model
+from .model import PendingRead
 from .outcome import Violation
 from .profiles import get_profile
 

@@ -12,39 +12,39 @@ when the module is imported.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from . import effects as fx
-from .apply_memory import (
-    copy_to_symbol,
-    free_host_buffer,
-    new_host_buffer,
-    read_symbol,
-    register_host,
-    unregister_host,
-    write_host,
-)
+from .apply_memory import copy_to_symbol
+from .apply_memory import free_host_buffer
+from .apply_memory import new_host_buffer
+from .apply_memory import read_symbol
+from .apply_memory import register_host
+from .apply_memory import unregister_host
+from .apply_memory import write_host
 from .constants import StreamStatus
-from .evidence import QUERY_COMPLETE, QUERY_NOT_READY
+from .evidence import QUERY_COMPLETE
+from .evidence import QUERY_NOT_READY
 from .order import Gate
 from .outcome import Violation
-from .requirement_ids import (
-    DEVICE_CALLS,
-    EVENT_CALLS,
-    GETSYMBOL_ADDRESS,
-    HYGIENE_NO_ENQUEUE,
-    PINNED_COMPLETE_AFTER_SYNC,
-    STREAM_CALLS,
-    STREAM_QUERY,
-    SYMBOL_SIZE_AS_DECLARED,
-    SYNC_TIMEOUT,
-    TOSYMBOL_SYNC,
-)
+from .requirement_ids import DEVICE_CALLS
+from .requirement_ids import EVENT_CALLS
+from .requirement_ids import GETSYMBOL_ADDRESS
+from .requirement_ids import HYGIENE_NO_ENQUEUE
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .requirement_ids import STREAM_CALLS
+from .requirement_ids import STREAM_QUERY
+from .requirement_ids import SYMBOL_SIZE_AS_DECLARED
+from .requirement_ids import SYNC_TIMEOUT
+from .requirement_ids import TOSYMBOL_SYNC
 
 if TYPE_CHECKING:
-    from .model import Judgement, Model
+    from .model import Judgement
+    from .model import Model
 
 Handler = Callable[..., list[Violation]]
 """``handler(model, effect, judgement, outputs) -> violations``; the effect is an

@@ -11,27 +11,29 @@ page-locked memory: a ``PendingRead``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from . import effects as fx
 from .constants import MALLOC_HOST_ALIGNMENT
-from .memory import Bytes, Write
+from .memory import Bytes
+from .memory import Write
 from .outcome import Violation
-from .records import PendingRead, WriteMeta
-from .requirement_ids import (
-    FROMSYMBOL_BYTES,
-    HOST_MEMORY_CALLS,
-    PAGEABLE_BLOCKS,
-    PAGEABLE_DRAINS_STREAM,
-    PINNED_REGISTERED,
-    PINNED_START_POINTER,
-    TOSYMBOL_SYNC,
-)
+from .records import PendingRead
+from .records import WriteMeta
+from .requirement_ids import FROMSYMBOL_BYTES
+from .requirement_ids import HOST_MEMORY_CALLS
+from .requirement_ids import PAGEABLE_BLOCKS
+from .requirement_ids import PAGEABLE_DRAINS_STREAM
+from .requirement_ids import PINNED_REGISTERED
+from .requirement_ids import PINNED_START_POINTER
+from .requirement_ids import TOSYMBOL_SYNC
 
 if TYPE_CHECKING:
-    from .model import Judgement, Model
+    from .model import Judgement
+    from .model import Model
 
 
 def copy_to_symbol(

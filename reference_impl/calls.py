@@ -8,12 +8,14 @@ of C) are listed apart: on the contract they are returned, not passed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .constants import SIZE_MAX, kind_name
+from .constants import SIZE_MAX
+from .constants import kind_name
 
 
 @dataclass(frozen=True)

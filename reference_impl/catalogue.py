@@ -10,12 +10,15 @@ Each point the facts file lists as ambiguous is tied to a requirement.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 
-from .spec_text import NORMATIVE_SENTENCES, PRODUCT_TABLE_HEADING, PROTOTYPE
+from .spec_text import NORMATIVE_SENTENCES
+from .spec_text import PRODUCT_TABLE_HEADING
+from .spec_text import PROTOTYPE
 
 
 class Level(str, Enum):

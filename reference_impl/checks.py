@@ -11,29 +11,34 @@ handle, undefined memory) and small outcome builders.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .constants import (
-    ACL_ERROR_FAILURE,
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_INVALID_SYMBOL,
-    ACL_SUCCESS,
-    SIZE_MAX,
-)
+from .constants import ACL_ERROR_FAILURE
+from .constants import ACL_ERROR_INVALID_PARAM
+from .constants import ACL_ERROR_RT_CONTEXT_NULL
+from .constants import ACL_ERROR_RT_INVALID_HANDLE
+from .constants import ACL_ERROR_RT_INVALID_SYMBOL
+from .constants import ACL_SUCCESS
+from .constants import SIZE_MAX
 from .order import Gate
-from .outcome import ANY_ERROR, SUCCESS, Alternative, Codes, Outcome
-from .requirement_ids import (
-    CHECK_ORDER,
-    DEVICE_CURRENT,
-    STREAM_EVENT_ORDER,
-    STREAM_INVALID_HANDLE,
-    STREAM_NULL_DEFAULT,
-)
-from .state import HostRange, Stream, StreamArg, Symbol, World
+from .outcome import ANY_ERROR
+from .outcome import SUCCESS
+from .outcome import Alternative
+from .outcome import Codes
+from .outcome import Outcome
+from .requirement_ids import CHECK_ORDER
+from .requirement_ids import DEVICE_CURRENT
+from .requirement_ids import STREAM_EVENT_ORDER
+from .requirement_ids import STREAM_INVALID_HANDLE
+from .requirement_ids import STREAM_NULL_DEFAULT
+from .state import HostRange
+from .state import Stream
+from .state import StreamArg
+from .state import Symbol
+from .state import World
 
 MUST = "must"
 """The check's failure must reject the call."""

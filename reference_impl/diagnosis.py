@@ -16,23 +16,27 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .memory import INITIAL, Candidate, Mismatch, VarMemory, Write
+from .memory import INITIAL
+from .memory import Candidate
+from .memory import Mismatch
+from .memory import VarMemory
+from .memory import Write
 from .order import covers
 from .outcome import Violation
-from .records import Rejected, hex_bytes, some
-from .requirement_ids import (
-    DEVICE_INSTANCE,
-    EFFECT_BYTES,
-    EFFECT_NEIGHBOURS,
-    EFFECT_NO_STRAY,
-    HYGIENE_NO_WRITE,
-    PAGEABLE_BLOCKS,
-    PAGEABLE_SOURCE_REUSE,
-    PINNED_COMPLETE_AFTER_SYNC,
-    STREAM_EVENT_ORDER,
-    STREAM_FIFO,
-    TOSYMBOL_SYNC,
-)
+from .records import Rejected
+from .records import hex_bytes
+from .records import some
+from .requirement_ids import DEVICE_INSTANCE
+from .requirement_ids import EFFECT_BYTES
+from .requirement_ids import EFFECT_NEIGHBOURS
+from .requirement_ids import EFFECT_NO_STRAY
+from .requirement_ids import HYGIENE_NO_WRITE
+from .requirement_ids import PAGEABLE_BLOCKS
+from .requirement_ids import PAGEABLE_SOURCE_REUSE
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .requirement_ids import STREAM_EVENT_ORDER
+from .requirement_ids import STREAM_FIFO
+from .requirement_ids import TOSYMBOL_SYNC
 from .state import Symbol
 
 if TYPE_CHECKING:

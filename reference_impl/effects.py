@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .state import Event, HostBuffer, Stream, Symbol
+from .state import Event
+from .state import HostBuffer
+from .state import Stream
+from .state import Symbol
 
 
 @dataclass(frozen=True)

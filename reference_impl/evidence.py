@@ -19,8 +19,10 @@ that were set aside (see ``Model.masks``).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 

@@ -34,23 +34,41 @@ from typing import Any
 import numpy as np
 
 from .apply import apply
-from .calls import CALLS, render_call
-from .constants import ACL_SUCCESS, Capabilities, error_name
+from .calls import CALLS
+from .calls import render_call
+from .constants import ACL_SUCCESS
+from .constants import Capabilities
+from .constants import error_name
 from .diagnosis import diagnose
 from .evidence import Evidence
-from .memory import INITIAL, VarMemory, Write
-from .order import Clock, Gate, Order, Queue, covers
-from .outcome import Outcome, Violation
-from .profiles import Profile, get_profile
+from .memory import INITIAL
+from .memory import VarMemory
+from .memory import Write
+from .order import Clock
+from .order import Gate
+from .order import Order
+from .order import Queue
+from .order import covers
+from .outcome import Outcome
+from .outcome import Violation
+from .profiles import Profile
+from .profiles import get_profile
 from .queries import Queries
-from .records import Cause, PendingRead, Rejected, WriteMeta, hex_bytes, some
-from .requirement_ids import (
-    DEVICE_RESET_CONTENTS,
-    PINNED_COMPLETE_AFTER_SYNC,
-    SYNC_ERROR_REPORTING,
-)
-from .state import HostBuffer, Symbol, World
-from .tally import count_match, hygiene, read_checks
+from .records import Cause
+from .records import PendingRead
+from .records import Rejected
+from .records import WriteMeta
+from .records import hex_bytes
+from .records import some
+from .requirement_ids import DEVICE_RESET_CONTENTS
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .requirement_ids import SYNC_ERROR_REPORTING
+from .state import HostBuffer
+from .state import Symbol
+from .state import World
+from .tally import count_match
+from .tally import hygiene
+from .tally import read_checks
 
 __all__ = ["Cause", "Judgement", "Model", "PendingRead"]
 

@@ -15,7 +15,8 @@ when a closed gate happens before it (or is it), and *maybe* otherwise.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 Clock = dict[int, int]
 

@@ -9,9 +9,11 @@ stands for, so that a mismatch can be reported against the right clause.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from .constants import ACL_SUCCESS, error_name
+from .constants import ACL_SUCCESS
+from .constants import error_name
 
 
 @dataclass(frozen=True)
@@ -131,13 +133,14 @@ class Violation:
     """The requirement certainly broken if the second look finds those bytes there: the
     promise of the copy's own call (complete at its return), which came before any other."""
 
+    def labelled_lines(self, indent: str = "  ", observed: str = "observed") -> list[str]:
+        """The call, what the spec allows and what was observed (``observed`` names it), one
+        aligned line each, those that are set."""
+        pairs = (("call", self.call), ("allowed", self.allowed), (observed, self.observed))
+        return [f"{indent}{label + ':':<10}{value}" for label, value in pairs if value]
+
     def render(self) -> str:
         lines = [f"[{self.requirement or 'unspecified'}] {self.message}"]
-        if self.call:
-            lines.append(f"  call:     {self.call}")
-        if self.allowed:
-            lines.append(f"  allowed:  {self.allowed}")
-        if self.observed:
-            lines.append(f"  observed: {self.observed}")
+        lines += self.labelled_lines()
         lines.extend(f"  {d}" for d in self.details)
         return "\n".join(lines)

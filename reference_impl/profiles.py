@@ -19,16 +19,31 @@ checked against ``CALLS`` at import.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from . import rules_copies, rules_devices, rules_events, rules_host, rules_streams
+from . import rules_copies
+from . import rules_devices
+from . import rules_events
+from . import rules_host
+from . import rules_streams
 from .calls import CALLS
 from .catalogue import PROFILES
-from .checks import MAY, MUST, Check, Rule, failing_after
-from .outcome import ANY_ERROR, SUCCESS, Alternative, Codes, Outcome
-from .state import HostRange, World
+from .checks import MAY
+from .checks import MUST
+from .checks import Check
+from .checks import Rule
+from .checks import failing_after
+from .outcome import ANY_ERROR
+from .outcome import SUCCESS
+from .outcome import Alternative
+from .outcome import Codes
+from .outcome import Outcome
+from .state import HostRange
+from .state import World
 
 __all__ = [
     "MAY",

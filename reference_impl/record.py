@@ -11,7 +11,8 @@ hex-encoded as ``{"hex": ...}``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from .constants import ACL_SUCCESS

@@ -7,12 +7,18 @@ reads still to judge (``PendingRead``), the last copies rejected per variable
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from .memory import Bytes, Candidate, VarMemory, Write
-from .order import Clock, Gate
-from .state import HostBuffer, Symbol
+from .memory import Bytes
+from .memory import Candidate
+from .memory import VarMemory
+from .memory import Write
+from .order import Clock
+from .order import Gate
+from .state import HostBuffer
+from .state import Symbol
 
 _SHOW = 32
 """Bytes shown of a value in a failure message."""

@@ -12,52 +12,47 @@ from functools import partial
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import (
-    IMPOSSIBLE,
-    MAY,
-    MUST,
-    Check,
-    Folding,
-    Rule,
-    check_bounds,
-    current_device,
-    foreign,
-    lookup_symbol,
-    resolve_stream,
-    shadowed,
-    succeeds,
-    undefined_memory,
-)
-from .constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_STREAM_CONTEXT,
-    FROM_SYMBOL_KINDS,
-    TO_SYMBOL_KINDS,
-    MemcpyKind,
-    kind_name,
-)
+from .checks import IMPOSSIBLE
+from .checks import MAY
+from .checks import MUST
+from .checks import Check
+from .checks import Folding
+from .checks import Rule
+from .checks import check_bounds
+from .checks import current_device
+from .checks import foreign
+from .checks import lookup_symbol
+from .checks import resolve_stream
+from .checks import shadowed
+from .checks import succeeds
+from .checks import undefined_memory
+from .constants import ACL_ERROR_INVALID_PARAM
+from .constants import ACL_ERROR_RT_STREAM_CONTEXT
+from .constants import FROM_SYMBOL_KINDS
+from .constants import TO_SYMBOL_KINDS
+from .constants import MemcpyKind
+from .constants import kind_name
 from .outcome import Outcome
-from .requirement_ids import (
-    BOUNDS_END_EXACT,
-    BOUNDS_OVERFLOW,
-    BOUNDS_PAST_END,
-    COUNT_ZERO,
-    DEVICE_CURRENT,
-    FROMSYMBOL_BYTES,
-    FROMSYMBOL_DSTMAX,
-    FROMSYMBOL_KINDS,
-    KIND_ACCEPTED,
-    KIND_OUT_OF_ENUM,
-    KIND_REJECTED,
-    SRC_NULL,
-    STREAM_FOREIGN_DEVICE,
-    STREAM_NULL_DEFAULT,
-    SYMBOL_INTERIOR,
-    SYMBOL_NULL,
-    SYMBOL_UNREGISTERED,
-    TOSYMBOL_SYNC,
-)
-from .state import Stream, World
+from .requirement_ids import BOUNDS_END_EXACT
+from .requirement_ids import BOUNDS_OVERFLOW
+from .requirement_ids import BOUNDS_PAST_END
+from .requirement_ids import COUNT_ZERO
+from .requirement_ids import DEVICE_CURRENT
+from .requirement_ids import FROMSYMBOL_BYTES
+from .requirement_ids import FROMSYMBOL_DSTMAX
+from .requirement_ids import FROMSYMBOL_KINDS
+from .requirement_ids import KIND_ACCEPTED
+from .requirement_ids import KIND_OUT_OF_ENUM
+from .requirement_ids import KIND_REJECTED
+from .requirement_ids import SRC_NULL
+from .requirement_ids import STREAM_FOREIGN_DEVICE
+from .requirement_ids import STREAM_NULL_DEFAULT
+from .requirement_ids import SYMBOL_INTERIOR
+from .requirement_ids import SYMBOL_NULL
+from .requirement_ids import SYMBOL_UNREGISTERED
+from .requirement_ids import TOSYMBOL_SYNC
+from .state import Stream
+from .state import World
 
 
 def _foreign_stream(

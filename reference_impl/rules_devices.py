@@ -10,24 +10,25 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import (
-    MAY,
-    MUST,
-    Check,
-    Folding,
-    Rule,
-    blocked,
-    current_device,
-    device_streams,
-    one,
-    succeeds,
-)
-from .constants import (
-    ACL_ERROR_REPEAT_FINALIZE,
-    ACL_ERROR_REPEAT_INITIALIZE,
-)
-from .outcome import ANY_ERROR, SUCCESS, Alternative, Outcome
-from .requirement_ids import DEVICE_CALLS, INIT_CALLS, PINNED_COMPLETE_AFTER_SYNC
+from .checks import MAY
+from .checks import MUST
+from .checks import Check
+from .checks import Folding
+from .checks import Rule
+from .checks import blocked
+from .checks import current_device
+from .checks import device_streams
+from .checks import one
+from .checks import succeeds
+from .constants import ACL_ERROR_REPEAT_FINALIZE
+from .constants import ACL_ERROR_REPEAT_INITIALIZE
+from .outcome import ANY_ERROR
+from .outcome import SUCCESS
+from .outcome import Alternative
+from .outcome import Outcome
+from .requirement_ids import DEVICE_CALLS
+from .requirement_ids import INIT_CALLS
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .state import World
 
 

@@ -6,28 +6,31 @@ aclrtSynchronizeEvent, aclrtDestroyEvent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import (
-    IMPOSSIBLE,
-    MAY,
-    Check,
-    Folding,
-    Rule,
-    created,
-    current_device,
-    foreign,
-    resolve_stream,
-    succeeds,
-)
-from .constants import (
-    ACL_ERROR_INVALID_PARAM,
-)
-from .outcome import ANY_ERROR, Alternative, Outcome
-from .requirement_ids import EVENT_CALLS, PINNED_COMPLETE_AFTER_SYNC, STREAM_EVENT_ORDER
-from .state import Event, Stream, World
+from .checks import IMPOSSIBLE
+from .checks import MAY
+from .checks import Check
+from .checks import Folding
+from .checks import Rule
+from .checks import created
+from .checks import current_device
+from .checks import foreign
+from .checks import resolve_stream
+from .checks import succeeds
+from .constants import ACL_ERROR_INVALID_PARAM
+from .outcome import ANY_ERROR
+from .outcome import Alternative
+from .outcome import Outcome
+from .requirement_ids import EVENT_CALLS
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .requirement_ids import STREAM_EVENT_ORDER
+from .state import Event
+from .state import Stream
+from .state import World
 
 
 def _event(world: World, event: int, checks: list[Check]) -> Event | None:

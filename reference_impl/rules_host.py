@@ -11,26 +11,30 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import (
-    IMPOSSIBLE,
-    MAY,
-    MUST,
-    Check,
-    Folding,
-    Rule,
-    current_device,
-    lookup_symbol,
-    succeeds,
-)
-from .constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED,
-    ACL_HOST_REG_PINNED,
-    HOST_REGISTER_ALIGNMENT,
-)
-from .outcome import ANY_ERROR, SUCCESS, Alternative, Codes, Outcome
-from .requirement_ids import GETSYMBOL_ADDRESS, GETSYMBOL_SIZE, HOST_MEMORY_CALLS, PINNED_REGISTERED
-from .state import Symbol, World
+from .checks import IMPOSSIBLE
+from .checks import MAY
+from .checks import MUST
+from .checks import Check
+from .checks import Folding
+from .checks import Rule
+from .checks import current_device
+from .checks import lookup_symbol
+from .checks import succeeds
+from .constants import ACL_ERROR_INVALID_PARAM
+from .constants import ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED
+from .constants import ACL_HOST_REG_PINNED
+from .constants import HOST_REGISTER_ALIGNMENT
+from .outcome import ANY_ERROR
+from .outcome import SUCCESS
+from .outcome import Alternative
+from .outcome import Codes
+from .outcome import Outcome
+from .requirement_ids import GETSYMBOL_ADDRESS
+from .requirement_ids import GETSYMBOL_SIZE
+from .requirement_ids import HOST_MEMORY_CALLS
+from .requirement_ids import PINNED_REGISTERED
+from .state import Symbol
+from .state import World
 
 
 # -- symbol queries -------------------------------------------------------

@@ -11,29 +11,31 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import (
-    IMPOSSIBLE,
-    MAY,
-    MUST,
-    Check,
-    Folding,
-    Rule,
-    blocked,
-    created,
-    current_device,
-    foreign,
-    resolve_stream,
-    succeeds,
-)
-from .constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_PARAM_INVALID,
-    ACL_ERROR_RT_STREAM_CONTEXT,
-    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
-)
-from .outcome import SUCCESS, Alternative, Outcome
-from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC, STREAM_CALLS, STREAM_QUERY, SYNC_TIMEOUT
-from .state import Stream, World
+from .checks import IMPOSSIBLE
+from .checks import MAY
+from .checks import MUST
+from .checks import Check
+from .checks import Folding
+from .checks import Rule
+from .checks import blocked
+from .checks import created
+from .checks import current_device
+from .checks import foreign
+from .checks import resolve_stream
+from .checks import succeeds
+from .constants import ACL_ERROR_INVALID_PARAM
+from .constants import ACL_ERROR_RT_PARAM_INVALID
+from .constants import ACL_ERROR_RT_STREAM_CONTEXT
+from .constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+from .outcome import SUCCESS
+from .outcome import Alternative
+from .outcome import Outcome
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .requirement_ids import STREAM_CALLS
+from .requirement_ids import STREAM_QUERY
+from .requirement_ids import SYNC_TIMEOUT
+from .state import Stream
+from .state import World
 
 
 def rule_create_stream(

@@ -8,13 +8,17 @@ are recognised for what they are.
 
 from __future__ import annotations
 
-from bisect import bisect_right, insort
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from bisect import insort
+from dataclasses import dataclass
+from dataclasses import field
 from enum import Enum
 
 from .constants import Capabilities
 from .memory import Write
-from .order import Clock, Order, Queue
+from .order import Clock
+from .order import Order
+from .order import Queue
 
 
 @dataclass(eq=False)

@@ -15,42 +15,42 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .constants import ACL_SUCCESS, MemcpyKind
-from .evidence import (
-    COMPLETE_EARLY,
-    EARLIER_LAST,
-    LATER_LAST,
-    PENDING,
-    SOURCE_AT_CALL,
-    SOURCE_CHANGED,
-)
-from .memory import Candidate, VarMemory, Write
+from .constants import ACL_SUCCESS
+from .constants import MemcpyKind
+from .evidence import COMPLETE_EARLY
+from .evidence import EARLIER_LAST
+from .evidence import LATER_LAST
+from .evidence import PENDING
+from .evidence import SOURCE_AT_CALL
+from .evidence import SOURCE_CHANGED
+from .memory import Candidate
+from .memory import VarMemory
+from .memory import Write
 from .outcome import Alternative
-from .requirement_ids import (
-    DEVICE_CURRENT,
-    DEVICE_INSTANCE,
-    EFFECT_BYTES,
-    EFFECT_NEIGHBOURS,
-    EFFECT_NO_STRAY,
-    FROMSYMBOL_KINDS,
-    HYGIENE_NO_ENQUEUE,
-    HYGIENE_NO_WRITE,
-    HYGIENE_STREAM_USABLE,
-    KIND_DEFAULT_HOST_SOURCE,
-    PAGEABLE_SOURCE_REUSE,
-    PINNED_ASYNC,
-    PINNED_COMPLETE_AFTER_SYNC,
-    PINNED_SOURCE_WINDOW,
-    RETURN_CODES,
-    STREAM_EVENT_ORDER,
-    STREAM_FIFO,
-    STREAM_UNORDERED,
-    SYNC_ERROR_REPORTING,
-)
+from .requirement_ids import DEVICE_CURRENT
+from .requirement_ids import DEVICE_INSTANCE
+from .requirement_ids import EFFECT_BYTES
+from .requirement_ids import EFFECT_NEIGHBOURS
+from .requirement_ids import EFFECT_NO_STRAY
+from .requirement_ids import FROMSYMBOL_KINDS
+from .requirement_ids import HYGIENE_NO_ENQUEUE
+from .requirement_ids import HYGIENE_NO_WRITE
+from .requirement_ids import HYGIENE_STREAM_USABLE
+from .requirement_ids import KIND_DEFAULT_HOST_SOURCE
+from .requirement_ids import PAGEABLE_SOURCE_REUSE
+from .requirement_ids import PINNED_ASYNC
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .requirement_ids import PINNED_SOURCE_WINDOW
+from .requirement_ids import RETURN_CODES
+from .requirement_ids import STREAM_EVENT_ORDER
+from .requirement_ids import STREAM_FIFO
+from .requirement_ids import STREAM_UNORDERED
+from .requirement_ids import SYNC_ERROR_REPORTING
 from .state import Symbol
 
 if TYPE_CHECKING:
-    from .model import Judgement, Model
+    from .model import Judgement
+    from .model import Model
 
 _SYMBOL_COPIES = frozenset(
     {"memcpy_to_symbol_async", "memcpy_to_symbol", "memcpy_from_symbol", "memcpy_from_symbol_async"}

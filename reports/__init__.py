@@ -14,7 +14,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import aggregate, html, junit, markdown
+from . import aggregate
+from . import html
+from . import junit
+from . import markdown
 
 SCHEMA_VERSION = "2.0"
 SCHEMA_FILE = "report-2.schema.json"

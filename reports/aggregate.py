@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from acl_conformance.reference_impl.evidence import OUTCOMES, Evidence
+from acl_conformance.reference_impl.evidence import OUTCOMES
+from acl_conformance.reference_impl.evidence import Evidence
 
 SUMMARY_KEYS = ("pass", "fail", "not_supported", "crash", "timeout", "unknown", "xfail")
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from .evidence_text import answers, counterexample_facts, evidence_lines
+from .evidence_text import answers
+from .evidence_text import counterexample_facts
+from .evidence_text import evidence_lines
 
 COLOUR = {
     "pass": "#d7f5d7",

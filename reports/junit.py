@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape
+from xml.sax.saxutils import quoteattr
 
-from .evidence_text import counterexample_facts, evidence_lines
+from .evidence_text import counterexample_facts
+from .evidence_text import evidence_lines
 
 
 def _attr(value: object) -> str:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evidence_text import answers, counterexample_facts, entry_text, evidence_lines
+from .evidence_text import answers
+from .evidence_text import counterexample_facts
+from .evidence_text import entry_text
+from .evidence_text import evidence_lines
 
 ICON = {
     "pass": "PASS",

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from acl_conformance.adapters.cann import CannAdapter, build
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann import build
 
 pytest_plugins = ["pytester"]
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from legal_executor import BUF_SIZE, SOURCES, VARS
+from legal_executor import BUF_SIZE
+from legal_executor import SOURCES
+from legal_executor import VARS
 
 Op = tuple[Any, ...]
 

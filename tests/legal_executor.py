@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from acl_conformance.reference_impl import Capabilities, Model, Violation
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
-    StreamStatus,
-)
+from acl_conformance.reference_impl import Capabilities
+from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import Violation
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+from acl_conformance.reference_impl.constants import StreamStatus
 
 VARS = {"g_a": 8, "g_b": 16, "g_c": 40}
 """Fixture variables of the executor, laid out in this order."""

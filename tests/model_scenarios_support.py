@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from world import PAGEABLE, PINNED, W, initial, make_world
+from world import PAGEABLE
+from world import PINNED
+from world import W
+from world import initial
+from world import make_world
 
 from acl_conformance.reference_impl.model import Judgement
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from world import PAGEABLE, PINNED, W, make_world
+from world import PAGEABLE
+from world import PINNED
+from world import W
+from world import make_world
 
-from acl_conformance.reference_impl.constants import INT32_MAX, SIZE_MAX
+from acl_conformance.reference_impl.constants import INT32_MAX
+from acl_conformance.reference_impl.constants import SIZE_MAX
 from acl_conformance.reference_impl.outcome import Outcome
 
 SUCCESS, REJECT, EITHER = "success", "reject", "either"

@@ -6,11 +6,12 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_fixtures import SCHEDULES, bare_fixture, eager_fixture, open_simulator  # noqa: F401 (the fixtures bare, eager)
-from test_simulator_support import (
-    OpenLater,
-    bounded,
-)
+from test_simulator_fixtures import SCHEDULES
+from test_simulator_fixtures import bare_fixture  # noqa: F401 (the fixtures bare, eager)
+from test_simulator_fixtures import eager_fixture  # noqa: F401 (the fixtures bare, eager)
+from test_simulator_fixtures import open_simulator
+from test_simulator_support import OpenLater
+from test_simulator_support import bounded
 
 from acl_conformance.adapters.simulator import Simulator
 

@@ -7,23 +7,20 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from hypothesis import strategies as st
-from test_simulator_fixtures import bare_fixture, open_simulator  # noqa: F401 (the fixture bare)
-from test_simulator_support import (
-    DEFAULT,
-    H2D,
-    host,
-    sym,
-)
+from test_simulator_fixtures import bare_fixture  # noqa: F401 (the fixture bare)
+from test_simulator_fixtures import open_simulator
+from test_simulator_support import DEFAULT
+from test_simulator_support import H2D
+from test_simulator_support import host
+from test_simulator_support import sym
 
 from acl_conformance.adapters.simulator import Simulator
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_FAILURE,
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_INVALID_SYMBOL,
-    ACL_ERROR_RT_PARAM_INVALID,
-    ACL_ERROR_RT_STREAM_CONTEXT,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_FAILURE
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_SYMBOL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_PARAM_INVALID
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_CONTEXT
 
 SIZE_MAX = 2**64 - 1
 

@@ -11,12 +11,10 @@ from pathlib import Path
 import pytest
 
 from acl_conformance.adapters.base import Adapter
-from acl_conformance.adapters.registry import (
-    ENTRY_POINT_GROUP,
-    AdapterResolutionError,
-    available,
-    resolve,
-)
+from acl_conformance.adapters.registry import ENTRY_POINT_GROUP
+from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.adapters.registry import available
+from acl_conformance.adapters.registry import resolve
 from acl_conformance.adapters.simulator import Simulator
 
 MODULE_SOURCE = """

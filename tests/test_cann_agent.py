@@ -13,15 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
-from cann_agent_support import (
-    D2H,
-    H2D,
-    PROGRAM,
-    _exports,
-    fixture,
-)
+from cann_agent_support import D2H
+from cann_agent_support import H2D
+from cann_agent_support import PROGRAM
+from cann_agent_support import _exports
+from cann_agent_support import fixture
 
-from acl_conformance.adapters.cann import CannAdapter, build
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann import build
 from acl_conformance.adapters.cann.exports import SYMBOL_APIS
 from acl_conformance.adapters.simulator.layout import DEFAULT_FIXTURES
 

@@ -9,17 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cann_agent_support import (
-    D2H,
-    DEFAULT,
-    H2D,
-    _script,
-    fixture,
-    reaped,
-)
+from cann_agent_support import D2H
+from cann_agent_support import DEFAULT
+from cann_agent_support import H2D
+from cann_agent_support import _script
+from cann_agent_support import fixture
+from cann_agent_support import reaped
 
-from acl_conformance.adapters.base import CONTRACT_CALLS, CallTimeout
-from acl_conformance.adapters.cann import AgentDied, CannAdapter, ProtocolError
+from acl_conformance.adapters.base import CONTRACT_CALLS
+from acl_conformance.adapters.base import CallTimeout
+from acl_conformance.adapters.cann import AgentDied
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann import ProtocolError
 from acl_conformance.adapters.cann.pool import SPARES
 from acl_conformance.adapters.simulator import Simulator
 

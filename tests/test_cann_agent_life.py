@@ -11,21 +11,24 @@ import time
 from pathlib import Path
 
 import pytest
-from cann_agent_support import (
-    D2H,
-    EXIT_SCRIPT,
-    H2D,
-    _alive,
-    _parent,
-    fixture,
-    reaped,
-)
+from cann_agent_support import D2H
+from cann_agent_support import EXIT_SCRIPT
+from cann_agent_support import H2D
+from cann_agent_support import _alive
+from cann_agent_support import _parent
+from cann_agent_support import fixture
+from cann_agent_support import reaped
 
-from acl_conformance.adapters.cann import AgentDied, CannAdapter, build
+from acl_conformance.adapters.cann import AgentDied
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann import build
 from acl_conformance.adapters.cann.devices import spread_devices
 from acl_conformance.adapters.cann.installed import skip_reason
-from acl_conformance.adapters.cann.pool import FORK_SERVERS, SPARE_LIMIT, SPARES
-from acl_conformance.adapters.registry import AdapterResolutionError, resolve
+from acl_conformance.adapters.cann.pool import FORK_SERVERS
+from acl_conformance.adapters.cann.pool import SPARE_LIMIT
+from acl_conformance.adapters.cann.pool import SPARES
+from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.adapters.registry import resolve
 from acl_conformance.adapters.simulator.layout import DEFAULT_FIXTURES
 
 

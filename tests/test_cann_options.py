@@ -11,20 +11,24 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cann_support import clean_env, run_suite
+from cann_support import clean_env
+from cann_support import run_suite
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter
-from acl_conformance.adapters.cann import CannAdapter, build, wire
-from acl_conformance.adapters.cann.exports import (
-    REGISTER,
-    REQUIRED,
-    SYMBOL_APIS,
-    missing_functions,
-)
-from acl_conformance.adapters.cann.options import CAPABILITY_FLAGS, Options
-from acl_conformance.adapters.registry import AdapterResolutionError, resolve
+from acl_conformance.adapters.base import CONTRACT_CALLS
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann import build
+from acl_conformance.adapters.cann import wire
+from acl_conformance.adapters.cann.exports import REGISTER
+from acl_conformance.adapters.cann.exports import REQUIRED
+from acl_conformance.adapters.cann.exports import SYMBOL_APIS
+from acl_conformance.adapters.cann.exports import missing_functions
+from acl_conformance.adapters.cann.options import CAPABILITY_FLAGS
+from acl_conformance.adapters.cann.options import Options
+from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.adapters.registry import resolve
 from acl_conformance.reference_impl.calls import CALLS
 
 PROTOCOL = Path(build.SOURCE_DIR) / "PROTOCOL.md"

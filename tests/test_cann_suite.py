@@ -23,9 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cann_support import BAD, processes_with, run_cli, run_suite
+from cann_support import BAD
+from cann_support import processes_with
+from cann_support import run_cli
+from cann_support import run_suite
 
-from acl_conformance.adapters.cann import AgentDied, CannAdapter, build
+from acl_conformance.adapters.cann import AgentDied
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann import build
 from acl_conformance.reference_impl.catalogue import BY_ID
 
 EXAMPLES = "20"

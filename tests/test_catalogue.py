@@ -7,11 +7,9 @@ import re
 import pytest
 
 from acl_conformance.reference_impl import catalogue as cat
-from acl_conformance.reference_impl.spec_text import (
-    NORMATIVE_SENTENCES,
-    PRODUCT_TABLE_HEADING,
-    SPEC_TEXT,
-)
+from acl_conformance.reference_impl.spec_text import NORMATIVE_SENTENCES
+from acl_conformance.reference_impl.spec_text import PRODUCT_TABLE_HEADING
+from acl_conformance.reference_impl.spec_text import SPEC_TEXT
 
 # The facts file ends with 15 numbered ambiguities; each must be settled by a requirement.
 AMBIGUITIES = range(1, 16)

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from acl_conformance.conformance.cli import main
-from acl_conformance.reference_impl.catalogue import CATALOGUE, for_profile
+from acl_conformance.reference_impl.catalogue import CATALOGUE
+from acl_conformance.reference_impl.catalogue import for_profile
 
 
 def test_list_text_names_every_requirement(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from acl_conformance.conformance import cli, runner, staging, trace_schema
+from acl_conformance.conformance import cli
+from acl_conformance.conformance import runner
+from acl_conformance.conformance import staging
+from acl_conformance.conformance import trace_schema
 from acl_conformance.conformance.suite_command import suite_command
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "reports" / "schema" / "trace-1.schema.json"

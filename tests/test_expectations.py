@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance.expectations import (
-    SKIPS,
-    Expectations,
-    ExpectationsError,
-    short_id,
-)
+from acl_conformance.conformance.expectations import SKIPS
+from acl_conformance.conformance.expectations import Expectations
+from acl_conformance.conformance.expectations import ExpectationsError
+from acl_conformance.conformance.expectations import short_id
 
 TEXT = """
 # known failures of backend X

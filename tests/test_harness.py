@@ -10,12 +10,10 @@ import pytest
 
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import (
-    BackendCrash,
-    BackendTimeout,
-    ConformanceFailure,
-    ExpectedFailure,
-)
+from acl_conformance.conformance.failure import BackendCrash
+from acl_conformance.conformance.failure import BackendTimeout
+from acl_conformance.conformance.failure import ConformanceFailure
+from acl_conformance.conformance.failure import ExpectedFailure
 from acl_conformance.conformance.harness import Harness
 
 

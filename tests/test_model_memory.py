@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from acl_conformance.reference_impl.memory import INITIAL, UNKNOWN, VarMemory, Write
+from acl_conformance.reference_impl.memory import INITIAL
+from acl_conformance.reference_impl.memory import UNKNOWN
+from acl_conformance.reference_impl.memory import VarMemory
+from acl_conformance.reference_impl.memory import Write
 from acl_conformance.reference_impl.order import Order
 
 

@@ -6,11 +6,19 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from world import BUF_SIZE, PAGEABLE, PINNED, W, make_world
+from world import BUF_SIZE
+from world import PAGEABLE
+from world import PINNED
+from world import W
+from world import make_world
 
-from acl_conformance.reference_impl import Capabilities, Model, apply, effects
+from acl_conformance.reference_impl import Capabilities
+from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import apply
+from acl_conformance.reference_impl import effects
 from acl_conformance.reference_impl.catalogue import BY_ID
-from acl_conformance.reference_impl.requirement_ids import STREAM_FIFO, req
+from acl_conformance.reference_impl.requirement_ids import STREAM_FIFO
+from acl_conformance.reference_impl.requirement_ids import req
 
 EFFECTS = [
     c

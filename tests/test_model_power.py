@@ -10,9 +10,13 @@ each such result.
 from __future__ import annotations
 
 from histories import unique_histories
-from hypothesis import assume, given, settings
+from hypothesis import assume
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from legal_executor import VARS, Fault, run_history
+from legal_executor import VARS
+from legal_executor import Fault
+from legal_executor import run_history
 
 
 def writes_in(ops: list) -> int:

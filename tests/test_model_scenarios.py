@@ -4,19 +4,19 @@ Each rejection must name the requirement a vendor would look up."""
 
 from __future__ import annotations
 
-from model_scenarios_support import (
-    PAGE,
-    PIN,
-    _reuse_registered_address,
-    after,
-    copy,
-    expect_copy,
-    init,
-    observe,
-    reqs,
-    w_fixture,  # noqa: F401 (a fixture, by its name= )
-)
-from world import PAGEABLE, PINNED, W
+from model_scenarios_support import PAGE
+from model_scenarios_support import PIN
+from model_scenarios_support import _reuse_registered_address
+from model_scenarios_support import after
+from model_scenarios_support import copy
+from model_scenarios_support import expect_copy
+from model_scenarios_support import init
+from model_scenarios_support import observe
+from model_scenarios_support import reqs
+from model_scenarios_support import w_fixture  # noqa: F401 (a fixture, by its name= )
+from world import PAGEABLE
+from world import PINNED
+from world import W
 
 
 # --- pinned ------------------------------------------------------------------

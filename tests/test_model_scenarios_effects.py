@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from model_scenarios_support import (
-    H2D,
-    PAGE,
-    PIN,
-    after,
-    copy,
-    expect_copy,
-    init,
-    observe,
-    read_async,
-    reqs,
-    w_fixture,  # noqa: F401 (a fixture, by its name= )
-)
-from world import PAGEABLE, PINNED, W
+from model_scenarios_support import H2D
+from model_scenarios_support import PAGE
+from model_scenarios_support import PIN
+from model_scenarios_support import after
+from model_scenarios_support import copy
+from model_scenarios_support import expect_copy
+from model_scenarios_support import init
+from model_scenarios_support import observe
+from model_scenarios_support import read_async
+from model_scenarios_support import reqs
+from model_scenarios_support import w_fixture  # noqa: F401 (a fixture, by its name= )
+from world import PAGEABLE
+from world import PINNED
+from world import W
 
 from acl_conformance.reference_impl.model import Judgement
 

@@ -9,7 +9,8 @@ return code, status and byte it reports must be accepted by the model.
 from __future__ import annotations
 
 from histories import histories
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from legal_executor import run_history
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from plugin_support import by_suite_id, on_kinds, run_fake_suite, write_fake_module
+from plugin_support import by_suite_id
+from plugin_support import on_kinds
+from plugin_support import run_fake_suite
+from plugin_support import write_fake_module
 
 SUITE_LIKE = """
 import pytest

@@ -4,7 +4,10 @@ heartbeat; and files that are not UTF-8 refused in one line."""
 from __future__ import annotations
 
 import pytest
-from plugin_support import by_suite_id, on_kinds, run_fake_suite, write_fake_module
+from plugin_support import by_suite_id
+from plugin_support import on_kinds
+from plugin_support import run_fake_suite
+from plugin_support import write_fake_module
 
 TWO_TESTS = """
 import pytest

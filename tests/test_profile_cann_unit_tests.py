@@ -14,7 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from world import PAGEABLE, PINNED, W, make_world
+from world import PAGEABLE
+from world import PINNED
+from world import W
+from world import make_world
 
 from acl_conformance.reference_impl.constants import SIZE_MAX
 

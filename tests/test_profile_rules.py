@@ -9,21 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from profile_rules_support import (
-    DESTROYED,
-    EITHER,
-    FROM_CASES,
-    ORDER_CASES,
-    REJECT,
-    SUCCESS,
-    TO_CASES,
-    base_from,
-    base_to,
-    codes,
-    spec_class,
-    world_with_dead_stream,
-)
-from world import PAGEABLE, make_world
+from profile_rules_support import DESTROYED
+from profile_rules_support import EITHER
+from profile_rules_support import FROM_CASES
+from profile_rules_support import ORDER_CASES
+from profile_rules_support import REJECT
+from profile_rules_support import SUCCESS
+from profile_rules_support import TO_CASES
+from profile_rules_support import base_from
+from profile_rules_support import base_to
+from profile_rules_support import codes
+from profile_rules_support import spec_class
+from profile_rules_support import world_with_dead_stream
+from world import PAGEABLE
+from world import make_world
 
 from acl_conformance.reference_impl.constants import SIZE_MAX
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from profile_rules_support import (
-    DESTROYED,
-    EITHER,
-    REJECT,
-    SOME_ERRORS,
-    base_to,
-    codes,
-    spec_class,
-    world_with_dead_stream,
-)
-from world import PAGEABLE, PINNED, make_world
+from profile_rules_support import DESTROYED
+from profile_rules_support import EITHER
+from profile_rules_support import REJECT
+from profile_rules_support import SOME_ERRORS
+from profile_rules_support import base_to
+from profile_rules_support import codes
+from profile_rules_support import spec_class
+from profile_rules_support import world_with_dead_stream
+from world import PAGEABLE
+from world import PINNED
+from world import make_world
 
 
 # --- streams ------------------------------------------------------------------------

@@ -12,11 +12,14 @@ from types import MappingProxyType
 import pytest
 
 from acl_conformance.adapters import traced
-from acl_conformance.adapters.base import CONTRACT_CALLS, Adapter
+from acl_conformance.adapters.base import CONTRACT_CALLS
+from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.traced import Traced
-from acl_conformance.conformance import failure, trace
-from acl_conformance.reference_impl.calls import CALLS, output_names
+from acl_conformance.conformance import failure
+from acl_conformance.conformance import trace
+from acl_conformance.reference_impl.calls import CALLS
+from acl_conformance.reference_impl.calls import output_names
 from acl_conformance.reference_impl.record import CallRecord
 
 

@@ -7,7 +7,10 @@ have no browser, a developer's machine with `apt-get install chromium` runs it.
 from __future__ import annotations
 
 import pytest
-from test_reports import RUN, SUITE, _results, _test
+from test_reports import RUN
+from test_reports import SUITE
+from test_reports import _results
+from test_reports import _test
 
 from acl_conformance import reports
 from acl_conformance.reports import screenshot

@@ -15,7 +15,8 @@ from acl_conformance.conformance import reproducer
 from acl_conformance.conformance.handles import Handles
 from acl_conformance.conformance.trace import Trace
 from acl_conformance.reference_impl import Model
-from acl_conformance.reference_impl.calls import CALLS, render_call
+from acl_conformance.reference_impl.calls import CALLS
+from acl_conformance.reference_impl.calls import render_call
 from acl_conformance.reference_impl.constants import SIZE_MAX
 from acl_conformance.reference_impl.record import CallRecord
 

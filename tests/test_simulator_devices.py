@@ -8,18 +8,25 @@ from collections.abc import Iterator
 
 import pytest
 from test_simulator_fixtures import open_simulator
-from test_simulator_support import H2D, OpenLater, bounded, gate, host, initial, read_var, sym
+from test_simulator_support import H2D
+from test_simulator_support import OpenLater
+from test_simulator_support import bounded
+from test_simulator_support import gate
+from test_simulator_support import host
+from test_simulator_support import initial
+from test_simulator_support import read_var
+from test_simulator_support import sym
 
-from acl_conformance.adapters.base import Adapter, Capabilities
-from acl_conformance.adapters.simulator import Simulator, SimulatorClosed
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.base import Capabilities
+from acl_conformance.adapters.simulator import Simulator
+from acl_conformance.adapters.simulator import SimulatorClosed
 from acl_conformance.adapters.traced import Traced
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_REPEAT_FINALIZE,
-    ACL_ERROR_REPEAT_INITIALIZE,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INVALID_HANDLE,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_REPEAT_FINALIZE
+from acl_conformance.reference_impl.constants import ACL_ERROR_REPEAT_INITIALIZE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_CONTEXT_NULL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
 
 INVALID_DEVICE = 107001
 

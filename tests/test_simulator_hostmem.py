@@ -6,31 +6,29 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from test_simulator_fixtures import SCHEDULES, eager_fixture, open_simulator  # noqa: F401 (the fixture eager)
-from test_simulator_support import (
-    D2H,
-    H2D,
-    OpenLater,
-    bounded,
-    gate,
-    host,
-    initial,
-    read_var,
-    sym,
-)
+from test_simulator_fixtures import SCHEDULES
+from test_simulator_fixtures import eager_fixture  # noqa: F401 (the fixture eager)
+from test_simulator_fixtures import open_simulator
+from test_simulator_support import D2H
+from test_simulator_support import H2D
+from test_simulator_support import OpenLater
+from test_simulator_support import bounded
+from test_simulator_support import gate
+from test_simulator_support import host
+from test_simulator_support import initial
+from test_simulator_support import read_var
+from test_simulator_support import sym
 
 from acl_conformance.adapters.simulator import Simulator
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED,
-    ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED,
-    ACL_ERROR_RT_MEMORY_ALLOCATION,
-    ACL_ERROR_RT_PARAM_INVALID,
-    ACL_HOST_REG_IOMEMORY,
-    ACL_HOST_REG_MAPPED,
-    ACL_HOST_REG_PINNED,
-    ACL_HOST_REG_READONLY,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_MEMORY_ALLOCATION
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_PARAM_INVALID
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_IOMEMORY
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_MAPPED
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_READONLY
 
 SIZE_MAX = 2**64 - 1
 DELAY = 0.4

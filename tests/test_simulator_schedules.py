@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 import pytest
 from test_simulator_fixtures import open_simulator
-from test_simulator_support import D2H, H2D, bounded, gate, host, initial, read_var, sym, watchdog
+from test_simulator_support import D2H
+from test_simulator_support import H2D
+from test_simulator_support import bounded
+from test_simulator_support import gate
+from test_simulator_support import host
+from test_simulator_support import initial
+from test_simulator_support import read_var
+from test_simulator_support import sym
+from test_simulator_support import watchdog
 
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.simulator.streams import Schedule

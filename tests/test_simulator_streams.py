@@ -5,37 +5,34 @@ from __future__ import annotations
 import time
 
 import pytest
-from simulator_streams_support import (
-    COMPLETE,
-    NOT_READY,
-    RESERVED,
-    assert_blocks_until_opened,
-    dead_stream,
-    foreign_stream,
-    new_event,
-    new_stream,
-    sim_fixture,  # noqa: F401 (a fixture, by its name= )
-)
-from test_simulator_fixtures import SCHEDULES, bare_fixture, eager_fixture, open_simulator  # noqa: F401 (the fixtures bare, eager)
-from test_simulator_support import (
-    H2D,
-    bounded,
-    gate,
-    host,
-    initial,
-    read_var,
-    sym,
-)
+from simulator_streams_support import COMPLETE
+from simulator_streams_support import NOT_READY
+from simulator_streams_support import RESERVED
+from simulator_streams_support import assert_blocks_until_opened
+from simulator_streams_support import dead_stream
+from simulator_streams_support import foreign_stream
+from simulator_streams_support import new_event
+from simulator_streams_support import new_stream
+from simulator_streams_support import sim_fixture  # noqa: F401 (a fixture, by its name= )
+from test_simulator_fixtures import SCHEDULES  # noqa: F401 (the fixtures bare, eager)
+from test_simulator_fixtures import bare_fixture  # noqa: F401 (the fixtures bare, eager)
+from test_simulator_fixtures import eager_fixture  # noqa: F401 (the fixtures bare, eager)
+from test_simulator_fixtures import open_simulator  # noqa: F401 (the fixtures bare, eager)
+from test_simulator_support import H2D
+from test_simulator_support import bounded
+from test_simulator_support import gate
+from test_simulator_support import host
+from test_simulator_support import initial
+from test_simulator_support import read_var
+from test_simulator_support import sym
 
 from acl_conformance.adapters.simulator import Simulator
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_PARAM_INVALID,
-    ACL_ERROR_RT_STREAM_CONTEXT,
-    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_CONTEXT_NULL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_PARAM_INVALID
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_CONTEXT
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 
 
 # -- create / destroy -------------------------------------------------------------------

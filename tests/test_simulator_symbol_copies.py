@@ -3,41 +3,37 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from simulator_symbols_support import (
-    FROM_CASES,
-    SMALL,
-    STANDARD,
-    SYNC_TO_CASES,
-    case_args,
-    changed,
-    copy_op,
-    shared_fixture,  # noqa: F401 (a fixture, by its name= )
-    sim_fixture,  # noqa: F401 (a fixture, by its name= )
-    snapshot,
-    var_range,
-)
-from test_simulator_fixtures import bare_fixture, open_simulator  # noqa: F401 (the fixture bare)
-from test_simulator_support import (
-    D2H,
-    DEFAULT,
-    H2D,
-    bounded,
-    gate,
-    host,
-    initial,
-    read_var,
-    sym,
-    symbols,
-)
+from simulator_symbols_support import FROM_CASES
+from simulator_symbols_support import SMALL
+from simulator_symbols_support import STANDARD
+from simulator_symbols_support import SYNC_TO_CASES
+from simulator_symbols_support import case_args
+from simulator_symbols_support import changed
+from simulator_symbols_support import copy_op
+from simulator_symbols_support import shared_fixture  # noqa: F401 (a fixture, by its name= )
+from simulator_symbols_support import sim_fixture  # noqa: F401 (a fixture, by its name= )
+from simulator_symbols_support import snapshot
+from simulator_symbols_support import var_range
+from test_simulator_fixtures import bare_fixture  # noqa: F401 (the fixture bare)
+from test_simulator_fixtures import open_simulator  # noqa: F401 (the fixture bare)
+from test_simulator_support import D2H
+from test_simulator_support import DEFAULT
+from test_simulator_support import H2D
+from test_simulator_support import bounded
+from test_simulator_support import gate
+from test_simulator_support import host
+from test_simulator_support import initial
+from test_simulator_support import read_var
+from test_simulator_support import sym
+from test_simulator_support import symbols
 
 from acl_conformance.adapters.simulator import Simulator
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_STREAM_CONTEXT,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_CONTEXT
 
 
 # -- effects ------------------------------------------------------------------------------

@@ -5,38 +5,33 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from simulator_symbols_support import (
-    ALL_KINDS,
-    SIZE_MAX,
-    STANDARD,
-    TO_ASYNC_CASES,
-    _interior,
-    _padding,
-    _to_async_args,
-    changed,
-    shared_fixture,  # noqa: F401 (a fixture, by its name= )
-    sim_fixture,  # noqa: F401 (a fixture, by its name= )
-    snapshot,
-    var_range,
-)
-from test_simulator_fixtures import bare_fixture, open_simulator  # noqa: F401 (the fixture bare)
-from test_simulator_support import (
-    D2H,
-    H2D,
-    expected_pattern,
-    host,
-    initial,
-    read_var,
-    sym,
-)
+from simulator_symbols_support import ALL_KINDS
+from simulator_symbols_support import SIZE_MAX
+from simulator_symbols_support import STANDARD
+from simulator_symbols_support import TO_ASYNC_CASES
+from simulator_symbols_support import _interior
+from simulator_symbols_support import _padding
+from simulator_symbols_support import _to_async_args
+from simulator_symbols_support import changed
+from simulator_symbols_support import shared_fixture  # noqa: F401 (a fixture, by its name= )
+from simulator_symbols_support import sim_fixture  # noqa: F401 (a fixture, by its name= )
+from simulator_symbols_support import snapshot
+from simulator_symbols_support import var_range
+from test_simulator_fixtures import bare_fixture  # noqa: F401 (the fixture bare)
+from test_simulator_fixtures import open_simulator  # noqa: F401 (the fixture bare)
+from test_simulator_support import D2H
+from test_simulator_support import H2D
+from test_simulator_support import expected_pattern
+from test_simulator_support import host
+from test_simulator_support import initial
+from test_simulator_support import read_var
+from test_simulator_support import sym
 
 from acl_conformance.adapters.simulator import Simulator
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_FAILURE,
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INVALID_SYMBOL,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_FAILURE
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_CONTEXT_NULL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_SYMBOL
 
 
 # -- fixtures and the symbol table --------------------------------------------------------

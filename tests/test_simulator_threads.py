@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
-from test_simulator_fixtures import SCHEDULES, open_simulator
-from test_simulator_support import DEFAULT, H2D, host, initial, read_var, sym
+from test_simulator_fixtures import SCHEDULES
+from test_simulator_fixtures import open_simulator
+from test_simulator_support import DEFAULT
+from test_simulator_support import H2D
+from test_simulator_support import host
+from test_simulator_support import initial
+from test_simulator_support import read_var
+from test_simulator_support import sym
 
 from acl_conformance.adapters.simulator import Simulator
 

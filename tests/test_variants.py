@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.adapters.variants import BY_NAME, CATALOGUE
+from acl_conformance.adapters.variants import BY_NAME
+from acl_conformance.adapters.variants import CATALOGUE
 from acl_conformance.conformance import selfcheck
 from acl_conformance.reference_impl.catalogue import BY_ID
 

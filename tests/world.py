@@ -5,9 +5,11 @@ The addresses are arbitrary integers: the model only needs them to be distinct.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from acl_conformance.reference_impl import Capabilities, Model
+from acl_conformance.reference_impl import Capabilities
+from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 
 SYMBOLS = {"g_u8": 1, "g_u32": 4, "g_u64": 8, "g_arr256": 256, "g_arr4k": 4096}

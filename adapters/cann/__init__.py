@@ -21,7 +21,8 @@
 docs/cann-backend.md is the guide for a vendor running the suite against a library.
 """
 
-from .adapter import CannAdapter, create
+from .adapter import CannAdapter
+from .adapter import create
 from .build import BuildError
 from .client import AgentProcess
 from .options import Options

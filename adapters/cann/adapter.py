@@ -35,17 +35,26 @@ import threading
 import weakref
 from typing import Any
 
-from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
-from acl_conformance.reference_impl.calls import CALLS, render_call
-from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED, ACL_SUCCESS
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.base import Capabilities
+from acl_conformance.adapters.base import FixtureVariable
+from acl_conformance.reference_impl.calls import CALLS
+from acl_conformance.reference_impl.calls import render_call
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
 
 from . import wire
-from .backend import agent_environment, resolve_backend
-from .client import PROTOCOL_VERSION, AgentProcess
+from .backend import agent_environment
+from .backend import resolve_backend
+from .client import PROTOCOL_VERSION
+from .client import AgentProcess
 from .devices import visible_devices
-from .options import ISOLATIONS, Options
-from .pool import SPARES, AgentSpec
-from .process import AgentDied, environment
+from .options import ISOLATIONS
+from .options import Options
+from .pool import SPARES
+from .pool import AgentSpec
+from .process import AgentDied
+from .process import environment
 
 
 class _ThreadToken:

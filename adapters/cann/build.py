@@ -31,7 +31,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
 
 SOURCE_DIR = Path(__file__).resolve().parent

@@ -34,20 +34,22 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import IO
 
 from acl_conformance.adapters.base import CallTimeout
 
-from .process import (
-    AgentDied,
-    AgentProc,
-    describe_exit,
-    file_tail,
-    kill_group,
-    reap,
-)
-from .wire import ProtocolError, Reply, parse_answers
+from .process import AgentDied
+from .process import AgentProc
+from .process import describe_exit
+from .process import file_tail
+from .process import kill_group
+from .process import reap
+from .wire import ProtocolError
+from .wire import Reply
+from .wire import parse_answers
 
 PROTOCOL_VERSION = 2
 STDERR_TAIL = 1500

@@ -32,10 +32,13 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import IO
 
-from .process import EXIT_UNKNOWN, AgentDied, describe_exit
+from .process import EXIT_UNKNOWN
+from .process import AgentDied
+from .process import describe_exit
 
 SPAWN_TIMEOUT = 30.0
 """Seconds a fork may take, the server's own start-up included."""

@@ -15,10 +15,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
-from .build import BuildError, build_agent_asc
+from .build import BuildError
+from .build import build_agent_asc
 
 
 def skip_reason(env: Mapping[str, str] | None = None) -> str | None:

@@ -51,7 +51,8 @@ environment (``ACL_CONFORMANCE_AGENT``, ``ASCEND_HOME_PATH``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from dataclasses import fields
 from typing import Any
 
 from . import build

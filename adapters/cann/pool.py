@@ -34,7 +34,8 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .client import AgentProcess

@@ -14,7 +14,9 @@ import signal
 import subprocess
 import threading
 from collections.abc import Mapping
-from typing import IO, Any, Protocol
+from typing import IO
+from typing import Any
+from typing import Protocol
 
 EXIT_UNKNOWN = -1000
 """A ``returncode`` for an agent known to have ended whose exit status nobody could learn

@@ -20,12 +20,16 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 from acl_conformance.adapters.base import Adapter
-from acl_conformance.reference_impl.calls import CALLS, Param
+from acl_conformance.reference_impl.calls import CALLS
+from acl_conformance.reference_impl.calls import Param
 
 _U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1

@@ -21,6 +21,8 @@ Modules, one job each:
 - ``simulator``: the ``Simulator`` class, which combines them.
 """
 
-from .simulator import Simulator, SimulatorClosed, __version__
+from .simulator import Simulator
+from .simulator import SimulatorClosed
+from .simulator import __version__
 
 __all__ = ["Simulator", "SimulatorClosed", "__version__"]

@@ -5,16 +5,15 @@ Checks, codes and ``Choice:`` marks: as the package docstring says for every cal
 
 from __future__ import annotations
 
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_INTERNAL_ERROR,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_SUCCESS,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INTERNAL_ERROR
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
 
 from . import cabi
 from .core import SimulatorCore
-from .events import Event, Gate
+from .events import Event
+from .events import Gate
 from .streams import Wait
 
 

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED,
-    ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED,
-    ACL_ERROR_RT_MEMORY_ALLOCATION,
-    ACL_ERROR_RT_PARAM_INVALID,
-    ACL_HOST_REG_IOMEMORY,
-    ACL_HOST_REG_MAPPED,
-    ACL_HOST_REG_PINNED,
-    ACL_HOST_REG_READONLY,
-    ACL_SUCCESS,
-    HOST_REGISTER_ALIGNMENT,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_HOST_MEMORY_ALREADY_REGISTERED
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_MEMORY_ALLOCATION
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_PARAM_INVALID
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_IOMEMORY
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_MAPPED
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_READONLY
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import HOST_REGISTER_ALIGNMENT
 
 from . import cabi
 from .core import SimulatorCore

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import itertools
 
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_REPEAT_FINALIZE,
-    ACL_ERROR_REPEAT_INITIALIZE,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INTERNAL_ERROR,
-    ACL_SUCCESS,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_REPEAT_FINALIZE
+from acl_conformance.reference_impl.constants import ACL_ERROR_REPEAT_INITIALIZE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_CONTEXT_NULL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INTERNAL_ERROR
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
 
 from . import cabi
-from .core import SimulatorCore, __version__
+from .core import SimulatorCore
+from .core import __version__
 from .streams import Wait
 
 # A code of rt_error_codes.h that constants.py does not list (CANN's header value).

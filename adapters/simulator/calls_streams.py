@@ -6,20 +6,19 @@ Checks, codes and ``Choice:`` marks: as the package docstring says for every cal
 
 from __future__ import annotations
 
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INTERNAL_ERROR,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_PARAM_INVALID,
-    ACL_ERROR_RT_STREAM_CONTEXT,
-    ACL_SUCCESS,
-    StreamStatus,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_CONTEXT_NULL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INTERNAL_ERROR
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_PARAM_INVALID
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_CONTEXT
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import StreamStatus
 
 from . import cabi
 from .core import SimulatorCore
-from .streams import Stream, Wait
+from .streams import Stream
+from .streams import Wait
 
 # A code of rt_error_codes.h that constants.py does not list (CANN's header value).
 ACL_ERROR_RT_NO_STREAM_RESOURCE = 207008

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_INVALID_SYMBOL,
-    ACL_ERROR_RT_PARAM_INVALID,
-    ACL_SUCCESS,
-    FROM_SYMBOL_KINDS,
-    TO_SYMBOL_KINDS,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_CONTEXT_NULL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_SYMBOL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_PARAM_INVALID
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import FROM_SYMBOL_KINDS
+from acl_conformance.reference_impl.constants import TO_SYMBOL_KINDS
 
 from . import cabi
 from .core import SimulatorCore

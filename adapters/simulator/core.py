@@ -16,30 +16,39 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import TypeVar
 
-from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_FAILURE,
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_CONTEXT_NULL,
-    ACL_ERROR_RT_INTERNAL_ERROR,
-    ACL_ERROR_RT_INVALID_HANDLE,
-    ACL_ERROR_RT_INVALID_SYMBOL,
-    ACL_ERROR_RT_STREAM_CONTEXT,
-    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
-    ACL_SUCCESS,
-    SIZE_MAX,
-)
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.base import Capabilities
+from acl_conformance.adapters.base import FixtureVariable
+from acl_conformance.reference_impl.constants import ACL_ERROR_FAILURE
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_CONTEXT_NULL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INTERNAL_ERROR
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_HANDLE
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INVALID_SYMBOL
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_CONTEXT
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import SIZE_MAX
 
 from . import cabi
-from .devices import Context, Devices
-from .events import Event, Gate
+from .devices import Context
+from .devices import Devices
+from .events import Event
+from .events import Gate
 from .hostmem import HostMemory
-from .layout import DEFAULT_FIXTURES, ByteArray, Layout
-from .options import Options, parse
-from .streams import Schedule, Stream, Wait
+from .layout import DEFAULT_FIXTURES
+from .layout import ByteArray
+from .layout import Layout
+from .options import Options
+from .options import parse
+from .streams import Schedule
+from .streams import Stream
+from .streams import Wait
 from .symbols import SymbolTable
 
 __version__ = "0.1.0"

@@ -21,7 +21,8 @@ import threading
 from collections.abc import Callable
 
 from .events import Event
-from .layout import ByteArray, Layout
+from .layout import ByteArray
+from .layout import Layout
 from .streams import Stream
 
 

@@ -14,7 +14,8 @@ from .calls_hostmem import HostMemoryCalls
 from .calls_process import ProcessCalls
 from .calls_streams import StreamCalls
 from .calls_symbols import SymbolCalls
-from .core import SimulatorClosed, __version__
+from .core import SimulatorClosed
+from .core import __version__
 
 __all__ = ["Simulator", "SimulatorClosed", "__version__"]
 

@@ -11,6 +11,9 @@ Run one with ``--acl-adapter acl_conformance.adapters.variants:variant
 --acl-adapter-option name=<name>``.
 """
 
-from .catalogue import BY_NAME, CATALOGUE, Variant, variant
+from .catalogue import BY_NAME
+from .catalogue import CATALOGUE
+from .catalogue import Variant
+from .catalogue import variant
 
 __all__ = ["BY_NAME", "CATALOGUE", "Variant", "variant"]

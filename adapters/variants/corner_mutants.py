@@ -12,13 +12,11 @@ import itertools
 import threading
 from typing import Any
 
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_INTERNAL_ERROR,
-    ACL_SUCCESS,
-    SIZE_MAX,
-    StreamStatus,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INTERNAL_ERROR
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import SIZE_MAX
+from acl_conformance.reference_impl.constants import StreamStatus
 
 from .mutants import _Helpers
 

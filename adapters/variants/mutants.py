@@ -11,40 +11,34 @@ methods, so that the bug is the only difference.  The classes live by area in
 from __future__ import annotations
 
 from .mutant_base import MutantBase
-from .mutants_arguments import (
-    CountZeroRejected,
-    DestroyedStreamAccepted,
-    DeviceToHostAccepted,
-    DstMaxIgnored,
-    ForeignStreamAccepted,
-    GenericErrorCodes,
-    NullStreamRejected,
-    OutOfEnumAccepted,
-    OverflowIsInvalidParam,
-    SizeRoundedUp,
-    SymbolNotFoundCode,
-)
-from .mutants_bounds import (
-    BoundLessThan,
-    BoundOnePast,
-    InteriorPointerAccepted,
-    OffsetIgnored,
-    OneByteTooMany,
-    OverflowWraps,
-    RejectedStillEnqueues,
-    SourceOffByOne,
-)
-from .mutants_ordering import (
-    EventWaitIgnored,
-    PageableDeferred,
-    PinnedBlocks,
-    QueryAlwaysComplete,
-    RegisteredIsPageable,
-    SharedInstance,
-    StreamOrderBroken,
-    SyncReturnsEarly,
-    ThreadsLoseWrites,
-)
+from .mutants_arguments import CountZeroRejected
+from .mutants_arguments import DestroyedStreamAccepted
+from .mutants_arguments import DeviceToHostAccepted
+from .mutants_arguments import DstMaxIgnored
+from .mutants_arguments import ForeignStreamAccepted
+from .mutants_arguments import GenericErrorCodes
+from .mutants_arguments import NullStreamRejected
+from .mutants_arguments import OutOfEnumAccepted
+from .mutants_arguments import OverflowIsInvalidParam
+from .mutants_arguments import SizeRoundedUp
+from .mutants_arguments import SymbolNotFoundCode
+from .mutants_bounds import BoundLessThan
+from .mutants_bounds import BoundOnePast
+from .mutants_bounds import InteriorPointerAccepted
+from .mutants_bounds import OffsetIgnored
+from .mutants_bounds import OneByteTooMany
+from .mutants_bounds import OverflowWraps
+from .mutants_bounds import RejectedStillEnqueues
+from .mutants_bounds import SourceOffByOne
+from .mutants_ordering import EventWaitIgnored
+from .mutants_ordering import PageableDeferred
+from .mutants_ordering import PinnedBlocks
+from .mutants_ordering import QueryAlwaysComplete
+from .mutants_ordering import RegisteredIsPageable
+from .mutants_ordering import SharedInstance
+from .mutants_ordering import StreamOrderBroken
+from .mutants_ordering import SyncReturnsEarly
+from .mutants_ordering import ThreadsLoseWrites
 
 _Helpers = MutantBase
 """The name corner_mutants imports the base by."""

@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from acl_conformance.adapters.simulator import Simulator
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_RT_SYMBOL_NOT_FOUND,
-    ACL_SUCCESS,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_SYMBOL_NOT_FOUND
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
 
-from .mutant_base import D2H, DEFAULT, H2D, MutantBase
+from .mutant_base import D2H
+from .mutant_base import DEFAULT
+from .mutant_base import H2D
+from .mutant_base import MutantBase
 
 
 class DeviceToHostAccepted(MutantBase):

@@ -6,13 +6,13 @@ Each is the bundled simulator with one realistic bug (see ``mutants``).
 
 from __future__ import annotations
 
-from acl_conformance.reference_impl.constants import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_SUCCESS,
-    SIZE_MAX,
-)
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import SIZE_MAX
 
-from .mutant_base import DEFAULT, H2D, MutantBase
+from .mutant_base import DEFAULT
+from .mutant_base import H2D
+from .mutant_base import MutantBase
 
 
 class BoundLessThan(MutantBase):

@@ -10,13 +10,13 @@ import threading
 import time
 from typing import Any
 
-from acl_conformance.reference_impl.constants import (
-    ACL_SUCCESS,
-    SIZE_MAX,
-    StreamStatus,
-)
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import SIZE_MAX
+from acl_conformance.reference_impl.constants import StreamStatus
 
-from .mutant_base import DEFAULT, H2D, MutantBase
+from .mutant_base import DEFAULT
+from .mutant_base import H2D
+from .mutant_base import MutantBase
 
 
 class PageableDeferred(MutantBase):

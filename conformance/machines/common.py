@@ -6,13 +6,16 @@ import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from hypothesis.stateful import RuleBasedStateMachine
 
-from acl_conformance.conformance import context, ops
+from acl_conformance.conformance import context
+from acl_conformance.conformance import ops
 from acl_conformance.conformance.failure import Declined
-from acl_conformance.conformance.harness import Harness, HostBuffer
+from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.harness import HostBuffer
 
 F = TypeVar("F", bound=Callable[..., None])
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, initialize, precondition, rule
+from hypothesis.stateful import Bundle
+from hypothesis.stateful import initialize
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import HostBuffer
 
-from .common import HarnessMachine, StreamRef, declinable
+from .common import HarnessMachine
+from .common import StreamRef
+from .common import declinable
 
 VARS = ("g_u32", "g_u64", "g_struct24", "g_arr256")
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    Bundle,
-    consumes,
-    initialize,
-    invariant,
-    multiple,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import Bundle
+from hypothesis.stateful import consumes
+from hypothesis.stateful import initialize
+from hypothesis.stateful import invariant
+from hypothesis.stateful import multiple
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from acl_conformance.conformance import defects, ops
+from acl_conformance.conformance import defects
+from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import HostBuffer
 
-from .common import HarnessMachine, declinable
+from .common import HarnessMachine
+from .common import declinable
 
 VARS = ("g_u8", "g_u32", "g_u64", "g_struct12", "g_struct24", "g_arr256", "g_arr4k")
 MAX_STREAMS = 4

@@ -8,13 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, rule
+from hypothesis.stateful import initialize
+from hypothesis.stateful import rule
 
 from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import ConformanceFailure, Declined
+from acl_conformance.conformance.failure import ConformanceFailure
+from acl_conformance.conformance.failure import Declined
 from acl_conformance.conformance.harness import HostBuffer
 
-from .common import HarnessMachine, declinable
+from .common import HarnessMachine
+from .common import declinable
 
 OWN = ("g_u64", "g_struct24", "g_arr256", "g_arr4k")
 """The variable each thread owns: threads share nothing, so every lost or mixed write shows."""

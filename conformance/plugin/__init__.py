@@ -25,19 +25,22 @@ pytest-xdist's optional hooks, the heartbeat) are registered by ``pytest_configu
 from __future__ import annotations
 
 from .collection import pytest_collection_modifyitems
-from .configure import pytest_configure, pytest_report_header
-from .options import pytest_addoption, pytest_cmdline_main
+from .configure import pytest_configure
+from .configure import pytest_report_header
+from .options import pytest_addoption
+from .options import pytest_cmdline_main
 from .reporting import pytest_runtest_makereport
-from .runtest import (
-    acl_suite,
-    fresh_harness,
-    harness,
-    pytest_runtest_protocol,
-    pytest_runtest_setup,
-    pytest_runtest_teardown,
-)
-from .seeding import reproduce_command, seed_for
-from .session import pytest_runtest_logreport, pytest_sessionfinish, pytest_sessionstart
+from .runtest import acl_suite
+from .runtest import fresh_harness
+from .runtest import harness
+from .runtest import pytest_runtest_protocol
+from .runtest import pytest_runtest_setup
+from .runtest import pytest_runtest_teardown
+from .seeding import reproduce_command
+from .seeding import seed_for
+from .session import pytest_runtest_logreport
+from .session import pytest_sessionfinish
+from .session import pytest_sessionstart
 from .shared import suite_id
 
 __all__ = [

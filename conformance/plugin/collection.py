@@ -7,7 +7,8 @@ from collections.abc import Generator
 
 import pytest
 
-from acl_conformance.reference_impl.catalogue import BY_ID, for_profile
+from acl_conformance.reference_impl.catalogue import BY_ID
+from acl_conformance.reference_impl.catalogue import for_profile
 
 from . import shared
 

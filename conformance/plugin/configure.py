@@ -6,13 +6,12 @@ from __future__ import annotations
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
-from acl_conformance.conformance import context, settings
-from acl_conformance.conformance.expectations import (
-    EXPECTATIONS,
-    SKIPS,
-    Expectations,
-    ExpectationsError,
-)
+from acl_conformance.conformance import context
+from acl_conformance.conformance import settings
+from acl_conformance.conformance.expectations import EXPECTATIONS
+from acl_conformance.conformance.expectations import SKIPS
+from acl_conformance.conformance.expectations import Expectations
+from acl_conformance.conformance.expectations import ExpectationsError
 from acl_conformance.conformance.runstate import RunState
 
 from . import shared

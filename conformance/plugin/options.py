@@ -61,11 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--acl-examples", type=int, default=None, metavar="N", help="Hypothesis examples per test"
     )
     g.addoption(
-        "--acl-call-timeout",
-        type=float,
-        default=settings.CALL_TIMEOUT_SECONDS,
-        metavar="SECONDS",
-        help=f"per-call limit (TIMEOUT; default {settings.CALL_TIMEOUT_SECONDS:g})",
+        "--acl-call-timeout", default=settings.CALL_TIMEOUT_SECONDS, **settings.CALL_TIMEOUT_OPTION
     )
     g.addoption(
         "--acl-heartbeat",

@@ -12,19 +12,18 @@ from typing import Any
 
 import pytest
 
-from acl_conformance.conformance import attempts, results
-from acl_conformance.conformance.failure import (
-    DECLINED,
-    EXPECTED,
-    KNOWN,
-    LAST,
-    BackendCrash,
-    BackendTimeout,
-    ConformanceFailure,
-    Declined,
-    ExpectedFailure,
-    KnownFailure,
-)
+from acl_conformance.conformance import attempts
+from acl_conformance.conformance import results
+from acl_conformance.conformance.failure import DECLINED
+from acl_conformance.conformance.failure import EXPECTED
+from acl_conformance.conformance.failure import KNOWN
+from acl_conformance.conformance.failure import LAST
+from acl_conformance.conformance.failure import BackendCrash
+from acl_conformance.conformance.failure import BackendTimeout
+from acl_conformance.conformance.failure import ConformanceFailure
+from acl_conformance.conformance.failure import Declined
+from acl_conformance.conformance.failure import ExpectedFailure
+from acl_conformance.conformance.failure import KnownFailure
 from acl_conformance.conformance.trace import TRACE_FORMAT
 
 from . import shared

@@ -8,12 +8,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from acl_conformance.conformance import attempts, context, results
+from acl_conformance.conformance import attempts
+from acl_conformance.conformance import context
+from acl_conformance.conformance import results
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.reference_impl.evidence import Evidence
 
 from . import shared
-from .seeding import expected_without_shrinking, restore_shrinking, seed_hypothesis
+from .seeding import expected_without_shrinking
+from .seeding import restore_shrinking
+from .seeding import seed_hypothesis
 
 NO_SYMBOL_APIS = (
     "the backend does not have the symbol APIs (aclrtMemcpyToSymbolAsync and its siblings)"

@@ -10,7 +10,8 @@ from typing import Any
 import hypothesis
 import pytest
 
-from .shared import name_in_file, suite_id
+from .shared import name_in_file
+from .shared import suite_id
 
 _SHRINKING = pytest.StashKey[Any]()
 """On a test run without shrinking: what to put back afterwards (object, attribute, value)."""

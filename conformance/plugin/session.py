@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
-from acl_conformance.conformance import context, results
+from acl_conformance.conformance import context
+from acl_conformance.conformance import results
 from acl_conformance.conformance.expectations import short_id
 
 from . import shared

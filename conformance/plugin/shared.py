@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from acl_conformance.conformance import context, settings
-from acl_conformance.conformance.expectations import Expectations, id_from_file
+from acl_conformance.conformance import context
+from acl_conformance.conformance import settings
+from acl_conformance.conformance.expectations import Expectations
+from acl_conformance.conformance.expectations import id_from_file
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent.parent / "suite"

@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from acl_conformance.conformance import defects, ops
+from acl_conformance.conformance import defects
+from acl_conformance.conformance import ops
 from acl_conformance.conformance.context import FIXTURES_NEEDED
-from acl_conformance.conformance.harness import Harness, HostBuffer
+from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.harness import HostBuffer
 from acl_conformance.reference_impl.constants import StreamStatus
 from acl_conformance.reference_impl.record import CallRecord
 

@@ -6,15 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acl_conformance.conformance import defects, ops
+from acl_conformance.conformance import defects
+from acl_conformance.conformance import ops
 from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.suite.suite_helpers import (
-    ALL_VARS,
-    SMALL_VARS,
-    apply_defects,
-    copy_and_synchronize,
-)
+from acl_conformance.conformance.suite.suite_helpers import ALL_VARS
+from acl_conformance.conformance.suite.suite_helpers import SMALL_VARS
+from acl_conformance.conformance.suite.suite_helpers import apply_defects
+from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
 from acl_conformance.reference_impl.constants import SIZE_MAX
 
 

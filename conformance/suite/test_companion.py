@@ -6,16 +6,15 @@ import pytest
 
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.suite.suite_helpers import (
-    MEMORIES,
-    PAGE,
-    assert_held,
-    first_page,
-    gate_opened_later,
-    host_buffer,
-    stream_status,
-)
-from acl_conformance.reference_impl.constants import MemcpyKind, StreamStatus
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES
+from acl_conformance.conformance.suite.suite_helpers import PAGE
+from acl_conformance.conformance.suite.suite_helpers import assert_held
+from acl_conformance.conformance.suite.suite_helpers import first_page
+from acl_conformance.conformance.suite.suite_helpers import gate_opened_later
+from acl_conformance.conformance.suite.suite_helpers import host_buffer
+from acl_conformance.conformance.suite.suite_helpers import stream_status
+from acl_conformance.reference_impl.constants import MemcpyKind
+from acl_conformance.reference_impl.constants import StreamStatus
 
 VAR = "g_arr256"
 

@@ -7,9 +7,11 @@ import threading
 import pytest
 
 from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import ConformanceFailure, Declined
+from acl_conformance.conformance.failure import ConformanceFailure
+from acl_conformance.conformance.failure import Declined
 from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.suite.suite_helpers import MEMORIES, pattern_buffer
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES
+from acl_conformance.conformance.suite.suite_helpers import pattern_buffer
 
 VARS = ["g_u64", "g_struct24", "g_arr256", "g_arr4k"]
 ROUNDS = 25

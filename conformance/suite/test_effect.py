@@ -9,13 +9,11 @@ from hypothesis import strategies as st
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.suite.suite_helpers import (
-    LARGE_VARS,
-    MEMORIES,
-    SMALL_VARS,
-    copy_and_synchronize,
-    host_buffer,
-)
+from acl_conformance.conformance.suite.suite_helpers import LARGE_VARS
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES
+from acl_conformance.conformance.suite.suite_helpers import SMALL_VARS
+from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
+from acl_conformance.conformance.suite.suite_helpers import host_buffer
 
 NEIGHBOURS = SMALL_VARS
 """Every variable but the large ones: each one's neighbours are looked at after a copy."""

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import defects, ops
+from acl_conformance.conformance import defects
+from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
-from acl_conformance.conformance.suite.suite_helpers import (
-    MEMORIES,
-    apply_defects,
-    host_buffer,
-    pattern_buffer,
-    stream_status,
-)
-from acl_conformance.reference_impl.constants import ERROR_NAMES, StreamStatus
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES
+from acl_conformance.conformance.suite.suite_helpers import apply_defects
+from acl_conformance.conformance.suite.suite_helpers import host_buffer
+from acl_conformance.conformance.suite.suite_helpers import pattern_buffer
+from acl_conformance.conformance.suite.suite_helpers import stream_status
+from acl_conformance.reference_impl.constants import ERROR_NAMES
+from acl_conformance.reference_impl.constants import StreamStatus
 
 VAR = "g_arr256"
 COUNT = 32

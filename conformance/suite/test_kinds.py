@@ -9,12 +9,11 @@ from hypothesis import strategies as st
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.context import Suite
 from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.suite.suite_helpers import (
-    MEMORIES,
-    copy_and_synchronize,
-    pattern_buffer,
-)
-from acl_conformance.reference_impl.constants import INT32_MAX, MemcpyKind
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES
+from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
+from acl_conformance.conformance.suite.suite_helpers import pattern_buffer
+from acl_conformance.reference_impl.constants import INT32_MAX
+from acl_conformance.reference_impl.constants import MemcpyKind
 
 VAR = "g_arr256"
 REJECTED_IN_ENUM = [

@@ -7,10 +7,8 @@ import pytest
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
-from acl_conformance.conformance.suite.suite_helpers import (
-    gate_opened_later,
-    returned_while_closed,
-)
+from acl_conformance.conformance.suite.suite_helpers import gate_opened_later
+from acl_conformance.conformance.suite.suite_helpers import returned_while_closed
 
 VAR = "g_arr256"
 DELAY = 0.3

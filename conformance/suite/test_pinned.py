@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 
 from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import Harness, HostBuffer
-from acl_conformance.conformance.suite.suite_helpers import (
-    PAGE,
-    first_page,
-    gate_opened_later,
-    returned_while_closed,
-    stream_status,
-)
+from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.suite.suite_helpers import PAGE
+from acl_conformance.conformance.suite.suite_helpers import first_page
+from acl_conformance.conformance.suite.suite_helpers import gate_opened_later
+from acl_conformance.conformance.suite.suite_helpers import returned_while_closed
+from acl_conformance.conformance.suite.suite_helpers import stream_status
 
 VAR = "g_arr256"
 SAFETY = 3.0

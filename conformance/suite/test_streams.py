@@ -7,13 +7,11 @@ import pytest
 from acl_conformance.conformance import ops
 from acl_conformance.conformance.harness import Harness
 from acl_conformance.conformance.results import NOT_SUPPORTED
-from acl_conformance.conformance.suite.suite_helpers import (
-    MEMORIES,
-    assert_held,
-    host_buffer,
-    pattern_buffer,
-    stream_status,
-)
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES
+from acl_conformance.conformance.suite.suite_helpers import assert_held
+from acl_conformance.conformance.suite.suite_helpers import host_buffer
+from acl_conformance.conformance.suite.suite_helpers import pattern_buffer
+from acl_conformance.conformance.suite.suite_helpers import stream_status
 
 VAR = "g_arr256"
 

@@ -6,15 +6,15 @@ import threading
 
 import pytest
 
-from acl_conformance.conformance import defects, ops
-from acl_conformance.conformance.harness import Harness, HostBuffer
-from acl_conformance.conformance.suite.suite_helpers import (
-    ALL_VARS,
-    MEMORIES,
-    apply_defects,
-    copy_and_synchronize,
-    pattern_buffer,
-)
+from acl_conformance.conformance import defects
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.suite.suite_helpers import ALL_VARS
+from acl_conformance.conformance.suite.suite_helpers import MEMORIES
+from acl_conformance.conformance.suite.suite_helpers import apply_defects
+from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
+from acl_conformance.conformance.suite.suite_helpers import pattern_buffer
 
 VAR = "g_arr256"
 

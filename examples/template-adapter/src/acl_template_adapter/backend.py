@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from acl_conformance.adapters.base import Adapter, Capabilities, FixtureVariable
+from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.base import Capabilities
+from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
 

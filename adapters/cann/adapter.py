@@ -81,9 +81,9 @@ class _Label(tuple[str, Any]):
 
     def __str__(self) -> str:
         name, args = self
-        if isinstance(args, tuple):
-            args = dict(zip((p.name for p in CALLS[name].params), args, strict=True))
         try:
+            if isinstance(args, tuple):
+                args = dict(zip((p.name for p in CALLS[name].params), args, strict=True))
             return render_call(name, args)
         except Exception:
             return str(name)

@@ -354,16 +354,29 @@ class Suite:
                 self.discard(reason=TIMEOUT if timeout else CRASH)
             elif adapter is self._adapter:
                 self._served += 1
-                for key, data in h.first_reads.items():
-                    self._initial.setdefault(key, data)
                 if mode == "reset":
                     self._reset(adapter, h)
+                else:
+                    for key, data in h.first_reads.items():
+                        self._initial.setdefault(key, data)
 
     def _reset(self, adapter: Traced, h: Harness) -> None:
         """Bring the shared instance back to the known state after ``h`` (``reset.py``), or
         drop it (counting the next one as :data:`FAILED_RESET`)."""
+        # What the harness read first must be what the first harness read there: the
+        # resets before it restored every byte a copy wrote, and nothing else may change.
+        moved = [
+            f"{name} on device {d}"
+            for (d, name), data in sorted(h.first_reads.items())
+            if self._initial.setdefault((d, name), data) != data
+        ]
         problem = "; ".join(h.release_problems[:3])
-        if problem:
+        if moved:
+            problem = (
+                f"{', '.join(moved)} held other bytes when the harness first read it than "
+                "the first harness read there: something the resets do not undo wrote it"
+            )
+        elif problem:
             problem = f"the clean-up after the harness failed: {problem}"
         else:
             ranges = reset.plan(h)

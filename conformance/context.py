@@ -299,6 +299,16 @@ class Suite:
         self.recovered.append(test)
         self._forced = "example"
 
+    def _why_own_instance(self, fresh: bool, mode: str) -> str | None:
+        """Why the next harness gets an instance of its own, or None: the shared one."""
+        if fresh:
+            return FRESH_HARNESS
+        if self._rechecking:
+            return RECHECK
+        if mode == "example":
+            return AFTER_RECOVERY if self._forced else ISOLATION_EXAMPLE
+        return None
+
     @contextmanager
     def harness(self, fresh: bool = False) -> Iterator[Harness]:
         """A harness over the shared adapter, or over a fresh one (``fresh``) for tests that
@@ -307,19 +317,11 @@ class Suite:
         if sticky is not None and sticky[0] == _current_test():
             raise copy.copy(sticky[1])
         mode = self.isolation()
-        reason = (
-            FRESH_HARNESS
-            if fresh
-            else RECHECK
-            if self._rechecking
-            else (AFTER_RECOVERY if self._forced else ISOLATION_EXAMPLE)
-            if mode == "example"
-            else None
-        )
+        reason = self._why_own_instance(fresh, mode)
         fresh = reason is not None
         reused = False
-        if fresh:
-            adapter = self.new_adapter(str(reason))
+        if reason is not None:
+            adapter = self.new_adapter(reason)
         else:
             adapter = self.adapter()
             reused = self._served > 0 and mode in ("reset", "test")

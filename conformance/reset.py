@@ -28,6 +28,7 @@ says why, and the suite starts a fresh backend for the next harness.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -166,12 +167,15 @@ def _rewrite(
                             f"{where} reads back {bytes(got[bad : bad + 8]).hex()} at byte "
                             f"{lo + bad} after it was rewritten with {want[bad : bad + 8].hex()}"
                         )
-    finally:
-        # Freed even when the reset failed: the backend is dropped then, but it may be
-        # a process of its own that outlives a little while.
-        codes = (adapter.free_pageable(src), adapter.free_pageable(dst))
-    for code in codes:
-        _ok(code, "free")
+    except BaseException:
+        # The backend is dropped now; free what it still can, but the error that failed
+        # the reset is the one to report.
+        for p in (src, dst):
+            with contextlib.suppress(Exception):
+                adapter.free_pageable(p)
+        raise
+    for p in (src, dst):
+        _ok(adapter.free_pageable(p), "free")
 
 
 def _ok(code: int, what: str) -> None:

@@ -11,6 +11,8 @@ to a known state through the contract after each (``conformance/reset.py``,
 - a reset that fails (a call fails, a read-back differs, a call hangs, the clean-up
   failed) replaces the instance, and the count of instances says why; so do a crash and a
   hang;
+- the same through the agent: one agent process serves harness after harness, and an
+  agent that dies in its reset is replaced;
 - through the plugin: a test that fails on a reused instance and passes on fresh ones
   passes, "recovered", the run's shared state hears nothing of the failure, and the
   worker gives every later harness a fresh instance; a failure that fresh instances find
@@ -250,6 +252,44 @@ def test_a_crash_or_a_hang_starts_a_fresh_instance(
         h.call("stream_query", stream=0)
     suite.adapter()
     assert suite.agents == Counter({"start": 1, reason: 1}) and not suite.reset_failures
+
+
+# -- through the agent ------------------------------------------------------------------------------
+def test_one_agent_serves_and_is_reset() -> None:
+    """The cann adapter's default: harness after harness on one agent process, a written
+    variable back to its first-read bytes for the next."""
+    suite = Suite(adapter_name="cann", adapter_options={"double": "1"}, profile="cann")
+    try:
+        pid = suite.adapter().inner.pid
+        before, after = _written_then_read(suite)
+        assert after == before and suite.adapter().inner.pid == pid
+        assert suite.agents == Counter({"start": 1}) and not suite.reset_failures
+    finally:
+        suite.close()
+
+
+def test_an_agent_that_dies_in_its_reset_is_replaced() -> None:
+    """The double segfaults in aclrtMemcpyToSymbol, which only the reset calls here: the
+    reset fails, saying so, and the next harness has a fresh agent."""
+    suite = Suite(
+        adapter_name="cann",
+        adapter_options={"double": "segv-on:aclrtMemcpyToSymbol"},
+        profile="cann",
+    )
+    try:
+        pid = suite.adapter().inner.pid
+        with suite.harness() as h:
+            src = h.pinned(4, b"\x01\x02\x03\x04")
+            s = h.stream()
+            ops.to_symbol_async(h, VAR, src, count=4, stream=s)
+            ops.sync(h, s)
+        assert "a call raised" in suite.reset_failures[0], suite.reset_failures
+        with suite.harness() as h:
+            assert h.adapter.inner.pid != pid
+            h.observe(VAR)
+        assert suite.agents == Counter({"start": 1, "failed reset": 1})
+    finally:
+        suite.close()
 
 
 # -- rechecks on fresh instances, through the plugin -------------------------------------------

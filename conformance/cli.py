@@ -9,7 +9,8 @@
 
 Exit status: 0 success (conformant), 1 a finding (not conformant, a mismatch, a
 surviving mutant), 2 a usage or set-up error, said in one line; 130 / 143 when
-interrupted by SIGINT / SIGTERM (pytest and its workers stopped, no report written).
+interrupted by SIGINT / SIGTERM (pytest and its workers stopped; the report of what
+finished is written, marked interrupted).
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         "simulator); write report.json, report.md, report.html and junit.xml.  Exit status: "
         "in ci mode the gate's (0: nothing changed against the expectations file), in "
         "conformance mode the verdict's (0: conformant); 1 otherwise, 2 on a usage or set-up "
-        "error, 130 / 143 when interrupted (SIGINT / SIGTERM; the report folder keeps the "
-        "previous report).  Arguments after -- go to pytest (ci mode).",
+        "error, 130 / 143 when interrupted (SIGINT / SIGTERM; the report of what finished is "
+        "written, marked interrupted).  Arguments after -- go to pytest (ci mode).",
     )
     p_run.add_argument(
         "--adapter",
@@ -146,6 +147,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--call-timeout", action=_Given, **settings.CALL_TIMEOUT_OPTION)  # type: ignore[arg-type]
     p_run.add_argument(
+        "--time-budget",
+        type=float,
+        action=_Given,
+        metavar="MINUTES",
+        help="stop the run after MINUTES and report what finished (the rest unknown, not "
+        "reached; the gate fails), so that a CI job ends cleanly before its own timeout "
+        "(default: no limit)",
+    )
+    p_run.add_argument(
         "--requirement",
         default=[],
         action=_Given,
@@ -171,6 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=False,
         help=f"name each test as it finishes and each test still running after "
         f"{runner.HEARTBEAT_S} s (default: pytest's dots)",
+    )
+    p_run.add_argument(
+        "--flakes",
+        action=_Given,
+        metavar="FILE",
+        help="flaky failures the gate accepts, in the expectations file's format: a "
+        "requirement or test whose failure did not fail again when its trace was replayed "
+        "against a fresh backend (ci mode; default: none)",
     )
     p_run.add_argument(
         "--pytest-args",
@@ -329,10 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"acl-conformance {args.command}: {exc}\n")
         return 2
     except Interrupted as exc:
-        sys.stderr.write(
-            f"acl-conformance {args.command}: interrupted: no report written ({exc})\n"
-        )
-        return exc.exit_status
+        written = " (the report of what finished is written)" if exc.reported else ""
+        sys.stderr.write(f"acl-conformance {args.command}: interrupted ({exc}){written}\n")
+        return exc.exit_status or 1
     except KeyboardInterrupt:
         sys.stderr.write(f"acl-conformance {args.command}: interrupted (SIGINT)\n")
         return 130

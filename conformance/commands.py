@@ -103,10 +103,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         expectations=Path(args.expectations) if args.expectations else None,
         mode=args.mode,
         call_timeout=args.call_timeout,
+        time_budget=args.time_budget,
         requirements=list(args.requirement),
         no_shrink=bool(args.no_shrink),
         verbose=bool(args.verbose),
         skips=Path(args.skips) if args.skips else None,
+        flakes=Path(args.flakes) if args.flakes else None,
         pytest_args=[*shlex.split(args.pytest_args or ""), *args.rest],
         given=set(getattr(args, "given", set())) | ({"pytest_args"} if args.rest else set()),
     )

@@ -23,7 +23,9 @@ An entry that matches no test that ran is reported as unused (a typo, or a
 test that was renamed).
 
 A *skips file* (``--acl-skips``) has the same format; its tests are not run at
-all (a requirement entry: the tests that check it).
+all (a requirement entry: the tests that check it).  So has a *flakes file*
+(``--acl-flakes``): a flaky failure (one whose trace does not fail again when replayed
+against a fresh backend) of a listed requirement or test is accepted by the gate.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ _REQ_LIKE = re.compile(r"[A-Z][A-Z0-9]*(-[A-Z0-9]+)+")
 
 EXPECTATIONS = "expectations file"
 SKIPS = "skips file"
+FLAKES = "flakes file"
 """What a file of this format is, as its errors name it."""
 
 
@@ -115,7 +118,9 @@ class Expectations:
             reason = " ".join(words[:-1] if link else words)
             where = f"{what} {source}, line {n}"
             if not reason:
-                why = "it is expected to fail" if what == EXPECTATIONS else "it is listed"
+                why = {EXPECTATIONS: "it is expected to fail", FLAKES: "it is flaky"}.get(
+                    what, "it is listed"
+                )
                 raise ExpectationsError(f"{where}: {key!r} has no reason (write why {why})")
             if _REQ_LIKE.fullmatch(key) and key not in BY_ID:
                 raise ExpectationsError(

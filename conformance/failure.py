@@ -128,6 +128,9 @@ class ConformanceFailure(AssertionError):
         self.history = test_calls(evidence) if evidence is not None else []
         self.backend = backend_facts(evidence)
         self.setup_error = setup_error
+        self.by_test = False
+        """A check the test made itself (a timing it measured, an order of returns), not
+        the model's judgement of a call: replaying the calls does not repeat it."""
         super().__init__(self._message(evidence))
 
     def under(self, requirement: str, context: str) -> ConformanceFailure:

@@ -387,13 +387,16 @@ class Harness:
     ) -> None:
         """Raise a failure found by a clause test itself (timing, ordering of returns)."""
         raise self.failure(
-            [Violation(requirement, message, call=call, allowed=allowed, observed=observed)]
+            [Violation(requirement, message, call=call, allowed=allowed, observed=observed)],
+            by_test=True,
         )
 
-    def failure(self, violations: list[Violation]) -> BaseException:
+    def failure(self, violations: list[Violation], by_test: bool = False) -> BaseException:
         """The exception for ``violations`` (see ``classify``); a plain ConformanceFailure
-        in a thread that classifies its failures itself (see ``unclassified``)."""
+        in a thread that classifies its failures itself (see ``unclassified``).
+        ``by_test``: a check the test made itself, not the model's judgement of a call."""
         f = ConformanceFailure(violations, gather(self))
+        f.by_test = by_test
         return f if getattr(self._unclassified, "on", False) else self.classify(f)
 
     @contextmanager

@@ -2,11 +2,12 @@
 
 Each recorded call is made again (handles and addresses mapped onto the new
 run), judged by the model of the trace's profile, and printed beside what the
-profile allows and what the recorded backend answered.  Calls the recorded
-run made from several host threads are made again from as many threads, one
-call at a time in the recorded order (a legal interleaving, not necessarily
-the one that failed); a gate that a timer opened while a call waited is opened
-from a timer again.
+profile allows and what the recorded backend answered.  Calls are made at
+the recorded pace (none sooner after the first than it was in the recorded
+run).  Calls the recorded run made from several host threads are made again
+from as many threads, one call at a time in the recorded order (a legal
+interleaving, not necessarily the one that failed); a gate that a timer
+opened while a call waited is opened from a timer again.
 
 Exit status: 1 when the replay breaks a requirement (the failure reproduces),
 0 when every call is allowed, 2 when the trace or the backend cannot be used.
@@ -15,7 +16,10 @@ Exit status: 1 when the replay breaks a requirement (the failure reproduces),
 from __future__ import annotations
 
 import concurrent.futures
+import io
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from typing import TextIO
 
@@ -57,6 +61,30 @@ class _Threads:
             p.shutdown(wait=False, cancel_futures=True)
 
 
+class _Pace:
+    """Keeps a replay at the recorded pace: a call is not made before as long after the
+    first call as it was in the recorded run (what a test's pauses let the backend's own
+    threads do in between, a copy run early, must have the time to happen again)."""
+
+    def __init__(self, calls: list[CallRecord]) -> None:
+        starts = [c.started for c in calls if c.started]
+        self._recorded0 = min(starts) if starts else 0.0
+        self._replay0: float | None = None
+
+    def wait(self, call: CallRecord) -> None:
+        now = time.monotonic()
+        if self._replay0 is None or not call.started:
+            self._replay0 = self._replay0 if self._replay0 is not None else now
+            return
+        due = self._replay0 + min(call.started - self._recorded0, MAX_PAUSE_S)
+        if due > now:
+            time.sleep(due - now)
+
+
+MAX_PAUSE_S = 60.0
+"""A recorded pause longer than this (the run held by something else) is not kept whole."""
+
+
 def _code(code: int | None) -> str:
     return "raised" if code is None else f"{error_name(code)} ({code})"
 
@@ -77,10 +105,86 @@ def replay(
         f"(recorded on {trace.adapter}, failing {trace.requirement or 'no requirement'})\n"
         f"against adapter {adapter}, profile {profile}\n"
     )
+    broken, _records = _replay(trace, suite, out, announce=True)
+    out.write("\n")
+    if broken:
+        out.write(f"reproduced: {', '.join(dict.fromkeys(broken))} broken\n")
+        return 1
+    out.write("not reproduced: every call was one the profile allows\n")
+    return 0
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """A failing trace replayed against a fresh backend: did it fail again?"""
+
+    reproduced: bool | None
+    """True: it failed again; False: every call was allowed (the failure is flaky); None:
+    not replayed (``note`` says why)."""
+    broken: list[str]
+    """The requirements the replay broke (``CRASH/TIMEOUT`` when the backend stopped)."""
+    records: list[CallRecord]
+    """The replay's own calls, as the fresh backend answered them."""
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reproduced": self.reproduced, "broken": list(self.broken), "note": self.note}
+
+
+RECHECKS = 5
+"""Replays of a failing trace before its failure is called flaky: a replay keeps the
+recorded pace, but the backend's threads may still run in another order."""
+
+
+def recheck(
+    trace: Trace,
+    adapter: str,
+    options: dict[str, str],
+    profile: str,
+    call_timeout: float = settings.CALL_TIMEOUT_SECONDS,
+    tries: int = RECHECKS,
+) -> Recheck:
+    """Replay ``trace`` quietly against a fresh backend of ``adapter`` (up to ``tries``
+    times, each on a fresh backend, until it fails again): a failure that does not fail
+    again is flaky (real hardware varies from run to run).
+
+    Calls made from several host threads are not replayed: the replay makes them one at a
+    time (a legal interleaving, not the one that failed), so a failure that needs their
+    overlap would pass for flaky."""
+    threads = {c.thread for c in trace.calls}
+    if len(threads) > 1:
+        return Recheck(
+            None, [], [], f"not replayed: its calls come from {len(threads)} host threads"
+        )
+    found = Recheck(None, [], [], "not replayed")
+    for _ in range(max(1, tries)):
+        suite = context.Suite(
+            adapter_name=adapter,
+            adapter_options=options,
+            profile=profile,
+            call_timeout=call_timeout,
+        )
+        try:
+            broken, records = _replay(trace, suite, io.StringIO())
+        except Exception as exc:  # the fresh backend could not be had: nothing is decided
+            what = " ".join(f"{type(exc).__name__}: {exc}".split())
+            return Recheck(None, [], [], f"not replayed: {what}"[:500])
+        found = Recheck(bool(broken), broken, records)
+        if broken:
+            break
+    return found
+
+
+def _replay(
+    trace: Trace, suite: context.Suite, out: TextIO, announce: bool = False
+) -> tuple[list[str], list[CallRecord]]:
+    """Make the calls of ``trace`` again on a fresh backend of ``suite``, each judged by the
+    model, a line each on ``out``: (the requirements broken, the calls as made)."""
     broken: list[str] = []
     threads = _Threads()
     with suite.harness(fresh=True) as h:
-        out.write(f"backend: {suite.backend_version}\n\n")
+        if announce:
+            out.write(f"backend: {suite.backend_version}\n\n")
         tr = Handles(
             trace.fixtures,
             trace.invalid_handle,
@@ -89,10 +193,12 @@ def replay(
         )
         timed = opened_during(trace.calls)
         by_timer = {g.seq for gs in timed.values() for g in gs}
+        pace = _Pace(trace.calls)
         try:
             for call in trace.calls:
                 if call.name == "read_host" or call.seq in by_timer:
                     continue  # the harness reads back what it observes; timers open gates
+                pace.wait(call)
                 for g in timed.get(call.seq, []):
                     h.open_later(tr.now("gate", int(g.args["gate"])), TIMER_DELAY)
                 line = _replay_one(h, threads, tr, call, broken)
@@ -102,12 +208,8 @@ def replay(
             broken.append("CRASH/TIMEOUT")
         finally:
             threads.close()
-    out.write("\n")
-    if broken:
-        out.write(f"reproduced: {', '.join(dict.fromkeys(broken))} broken\n")
-        return 1
-    out.write("not reproduced: every call was one the profile allows\n")
-    return 0
+            records = list(h.trace_records())
+    return broken, records
 
 
 def _replay_one(

@@ -9,6 +9,10 @@ needs nothing but this document).  Written by the pytest plugin; read by
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+from typing import IO
 from typing import Any
 
 import pytest
@@ -23,6 +27,7 @@ SCHEMA = "acl-conformance-results/2"
 # declined or error.  ``fail``: the backend broke a requirement (``failures`` say which);
 # ``crash`` / ``timeout``: the backend died or hung; ``not_supported``: a capability the
 # backend does not declare; ``skipped``: the test does not apply (another profile);
+# ``flaky``: it failed, and the failing trace did not fail again against a fresh backend;
 # ``xfail``: every failure it found is listed in the expectations file; ``xpass``: listed
 # but passing (the entry is stale); ``declined``: it stopped before a step that puts a
 # masked requirement at stake (known to fail in this run, or listed), having checked what
@@ -113,6 +118,38 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
     }
 
 
+def crash_record(
+    nodeid: str, suite_id: str, requirements: list[str], message: str
+) -> dict[str, Any]:
+    """The result record of a test whose process died while it ran (no report of its own)."""
+    return {
+        "nodeid": nodeid,
+        "suite_id": suite_id,
+        "status": "crash",
+        "phase": "call",
+        "requirements": list(requirements),
+        "failed_requirement": None,
+        "also_explained_by": [],
+        "call_count": None,
+        "calls": [],
+        "allowed": None,
+        "observed": None,
+        "message": message,
+        "skip_reason": None,
+        "expected_failure": None,
+        "trace_file": None,
+        "reproduce": None,
+        "duration_s": 0.0,
+        "failures": [],
+        "evidence": {},
+        "masks": [],
+        "attempts": 1,
+        "completed": False,
+        "declined_by": None,
+        "last_message": None,
+    }
+
+
 def catalogue(profile: str) -> list[dict[str, Any]]:
     """The requirements of ``profile`` as plain data (what a report shows of each)."""
     out = []
@@ -150,6 +187,8 @@ def document(
     results: list[dict[str, Any]],
     selected: list[str],
     expectations: dict[str, Any],
+    flakes: dict[str, Any] | None = None,
+    agents: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole results document."""
     return {
@@ -171,4 +210,92 @@ def document(
         "selected": selected,
         "results": results,
         "expectations": expectations,
+        "flakes": flakes,
+        "agents": agents,
     }
+
+
+# -- a run that may not reach its end ----------------------------------------------------
+
+
+def journal_path(results_path: Path) -> Path:
+    """Where the run's journal goes: beside the results file (``results.journal.jsonl``)."""
+    return results_path.with_name(results_path.stem + ".journal.jsonl")
+
+
+def collected_path(results_path: Path) -> Path:
+    """Where the collected tests are listed: beside the results file."""
+    return results_path.with_name(results_path.stem + ".collected.json")
+
+
+class Journal:
+    """The results document as it grows: one JSON line per fact, flushed as it comes (the
+    run's options first, then the backend's identity and each test's record), so that a
+    run stopped before its end (a signal, a time budget, a killed process) still has
+    everything that finished.  :func:`from_journal` makes a results document of it."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[str] = path.open("w", encoding="utf-8")
+
+    def write(self, key: str, value: Any) -> None:
+        self._file.write(json.dumps({key: value}) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def write_collected(path: Path, tests: list[dict[str, Any]]) -> None:
+    """List the tests a run is to run (``suite_id``, ``requirements``, ``skipped``), written
+    whole or not at all (every pytest-xdist worker collects, and writes the same list)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(tests))
+    os.replace(tmp, path)
+
+
+def read_collected(path: Path) -> list[dict[str, Any]] | None:
+    """The list :func:`write_collected` wrote, or None (not written: the run stopped first)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, list) else None
+
+
+def from_journal(path: Path, duration_s: float) -> dict[str, Any] | None:
+    """The results document of a run that stopped before its end, from its journal (None
+    when the journal holds no header: the run stopped before it began)."""
+    header: dict[str, Any] | None = None
+    backend: dict[str, Any] = {}
+    records: list[dict[str, Any]] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the last line, cut short by the stop
+        if not isinstance(entry, dict):
+            continue
+        if "header" in entry:
+            header = entry["header"]
+        elif "backend" in entry:
+            backend = entry["backend"]
+        elif "record" in entry:
+            records.append(entry["record"])
+    if header is None:
+        return None
+    return document(
+        **header,
+        backend_name=backend.get("name") or header["adapter"],
+        backend_version=backend.get("version", ""),
+        capabilities=backend.get("capabilities"),
+        duration_s=duration_s,
+        exitstatus=None,
+        results=records,
+    )

@@ -20,6 +20,7 @@ import platform
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
@@ -40,6 +41,7 @@ from .buildinfo import suite_info
 from .expectations import Expectations
 from .expectations import ExpectationsError
 from .suite_command import suite_command
+from .supervise import Interrupted
 from .supervise import Supervisor
 
 DEFAULT_REPORT_DIR = "acl-conformance-report"
@@ -69,13 +71,19 @@ class RunOptions:
     """Name each test as it finishes, and say which test runs long."""
     skips: Path | None = None
     """Tests not to run (the expectations file's format; ci mode)."""
+    flakes: Path | None = None
+    """Flaky failures the gate accepts (the expectations file's format; ci mode)."""
     pytest_args: list[str] = field(default_factory=list)
     """Passed to pytest as they are, after the suite's own (ci mode)."""
+    time_budget: float | None = None
+    """Minutes the run may take: then it is stopped, and reports what finished."""
     given: set[str] = field(default_factory=set)
     """The options given on the command line (a conformance run locks the others)."""
 
 
-CONFORMANCE_ALLOWED = {"adapter", "adapter_option", "report_dir", "mode", "verbose"}
+CONFORMANCE_ALLOWED = {"adapter", "adapter_option", "report_dir", "mode", "verbose", "time_budget"}
+"""What a conformance run may be given: none of it changes a verdict (a run its time
+budget stops is not conformant: what it did not reach is unknown)."""
 
 HEARTBEAT_S = 30
 """``--verbose``: how long a test runs before the suite says it is still running."""
@@ -98,7 +106,7 @@ def check(opts: RunOptions) -> None:
             )
             raise RunError(
                 f"--mode conformance locks every option but --adapter, --adapter-option, "
-                f"--report-dir and --verbose (a conformance result is made with the suite's "
+                f"--report-dir, --verbose and --time-budget (a conformance result is made with the suite's "
                 f"fixed settings); remove {flags}"
             )
     if opts.profile not in PROFILES:
@@ -112,13 +120,19 @@ def check(opts: RunOptions) -> None:
         raise RunError(f"--examples {opts.examples}: must be at least 1")
     if opts.jobs is not None and opts.jobs < 1:
         raise RunError(f"--jobs {opts.jobs}: must be at least 1")
+    if opts.time_budget is not None and not opts.time_budget > 0:
+        raise RunError(f"--time-budget {opts.time_budget:g}: must be more than 0 minutes")
     if opts.call_timeout is not None and not opts.call_timeout > 0:
         raise RunError(f"--call-timeout {opts.call_timeout:g}: must be more than 0 seconds")
     try:
         adapter_options.parse(opts.adapter_options, "--adapter-option")
     except ValueError as exc:
         raise RunError(str(exc)) from None
-    for flag, path in (("--expectations", opts.expectations), ("--skips", opts.skips)):
+    for flag, path in (
+        ("--expectations", opts.expectations),
+        ("--skips", opts.skips),
+        ("--flakes", opts.flakes),
+    ):
         if path is not None:
             _check_list_file(flag, path)
     if opts.report_dir.exists() and not opts.report_dir.is_dir():
@@ -166,6 +180,8 @@ def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
         cmd += ["--acl-no-shrink"]
     if opts.skips is not None:
         cmd += ["--acl-skips", str(opts.skips.resolve())]
+    if opts.flakes is not None:
+        cmd += ["--acl-flakes", str(opts.flakes.resolve())]
     if opts.verbose:
         cmd += ["--acl-progress", "--acl-heartbeat", str(HEARTBEAT_S)]
     return [*cmd, *opts.pytest_args]
@@ -255,6 +271,7 @@ STATUS_TEXT = {
     "fail": "FAIL",
     "crash": "CRASH",
     "timeout": "TIMEOUT",
+    "flaky": "FLAKY",
     "unknown": "UNKNOWN",
     "xfail": "xfail",
     "not_supported": "not supported",
@@ -274,7 +291,10 @@ def summary_table(report: dict[str, Any]) -> str:
     s = report["summary"]
     lines.append("-" * len(lines[0]))
     lines.append(
-        ", ".join(f"{k} {s[k]}" for k in ("pass", "fail", "crash", "timeout", "unknown", "xfail"))
+        ", ".join(
+            f"{k} {s.get(k, 0)}"
+            for k in ("pass", "fail", "crash", "timeout", "flaky", "unknown", "xfail")
+        )
         + f", not supported {s['not_supported']}; {s['total']} requirements"
     )
     return "\n".join(lines)
@@ -291,6 +311,9 @@ def _evidence_note(r: dict[str, Any]) -> str:
     e = r.get("expected_failure")
     if e:
         notes.append(f"expected: {e['key']}")
+    f = r.get("flake")
+    if f:
+        notes.append(f"a listed flake: {f['key']}")
     return "; ".join(notes)
 
 
@@ -340,6 +363,12 @@ def failures_text(report: dict[str, Any]) -> str:
         out.append((c.get("message") or "").rstrip())
         if c.get("trace_file"):
             out.append(f"trace: {c['trace_file']}")
+        replayed = c.get("replay") or {}
+        if replayed.get("reproduced") is False:
+            out.append(
+                "replayed against a fresh backend: every call allowed (flaky)"
+                + (f"; its trace: {replayed['trace_file']}" if replayed.get("trace_file") else "")
+            )
         if c.get("reproduce"):
             out.append(f"reproduce: {c['reproduce']}")
         out.append("")
@@ -350,22 +379,29 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     """The whole command: check, run the suite, write the reports, print the verdict.
 
     Everything is written into a staging folder beside the report folder and moved into
-    place once the report is complete; an interruption (SIGINT, SIGTERM) stops pytest
-    and its workers and raises :class:`~.supervise.Interrupted` with the report folder
-    as it was."""
+    place once the report is complete.  A run stopped before its end (SIGINT, SIGTERM, or
+    ``--time-budget`` spent) stops pytest and its workers, and still writes the report of
+    what finished, marked interrupted (the rest of the requirements ``unknown``, not
+    reached; the gate failing); a signal then raises :class:`~.supervise.Interrupted`
+    once the report is in place, carrying the report's exit status."""
     out = sys.stdout if out is None else out
     check(opts)
     try:
         where = staging.prepare(opts.report_dir)
     except staging.ReportDirError as exc:
         raise RunError(str(exc)) from None
+    stopped: Interrupted | None = None
+    deadline = time.monotonic() + opts.time_budget * 60 if opts.time_budget is not None else None
+    started = time.monotonic()
     try:
-        with Supervisor() as sup:
-            rc, stderr = run_pytest(opts, out, where, sup)
-            report = _report(opts, argv, rc, stderr, where)
+        with Supervisor(deadline=deadline) as sup:
+            try:
+                rc, stderr = run_pytest(opts, out, where, sup)
+            except Interrupted as exc:
+                # From here on a signal is only noted: what finished goes into place whole.
+                stopped, rc, stderr = exc, -1, ""
+            report = _report(opts, argv, rc, stderr, where, stopped, time.monotonic() - started)
             reports.write(report, where)
-            sup.check()
-            # from here on a signal is only noted: the report goes into place whole
             try:
                 staging.commit(where, opts.report_dir)
             except staging.ReportDirError as exc:
@@ -376,28 +412,65 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
         opts.report_dir / n for n in ("report.json", "report.md", "report.html", "junit.xml")
     ]
     _print_report(report, opts.mode, stderr, written, out)
-    return exit_status(report, opts.mode)
+    status = exit_status(report, opts.mode)
+    if stopped is not None and stopped.signum is not None:
+        stopped.reported = True
+        raise stopped
+    return status
 
 
-def _report(opts: RunOptions, argv: list[str], rc: int, stderr: str, where: Path) -> dict[str, Any]:
+def _report(
+    opts: RunOptions,
+    argv: list[str],
+    rc: int,
+    stderr: str,
+    where: Path,
+    stopped: Interrupted | None = None,
+    elapsed: float = 0.0,
+) -> dict[str, Any]:
     """The report of the run pytest made in ``where`` (its results.json made to name the
-    report folder, where its traces will be)."""
+    report folder, where its traces will be); of what finished, when it was ``stopped``."""
     results_path = where / "results.json"
-    if rc == 4:  # pytest's usage error: the plugin's one line (a wrong adapter, say)
-        raise RunError(_usage_error_line(stderr))
-    if not results_path.exists():
-        raise RunError(
-            f"the suite did not run to the end (pytest exit {rc}): {_usage_error_line(stderr)}"
+    if stopped is not None:
+        results = _stopped_results(results_path, elapsed)
+        if results is None:
+            raise stopped  # it stopped before the suite began: there is nothing to report
+        results["interrupted"] = (
+            f"{stopped.reason} after {elapsed:.0f} s"
+            if stopped.signum is not None
+            else f"--time-budget {opts.time_budget:g} min spent after {elapsed:.0f} s"
         )
-    results = staging.relocate(json.loads(results_path.read_text()), where, opts.report_dir)
+        results["collected"] = results_doc.read_collected(results_doc.collected_path(results_path))
+    else:
+        if rc == 4:  # pytest's usage error: the plugin's one line (a wrong adapter, say)
+            raise RunError(_usage_error_line(stderr))
+        if not results_path.exists():
+            raise RunError(
+                f"the suite did not run to the end (pytest exit {rc}): {_usage_error_line(stderr)}"
+            )
+        results = json.loads(results_path.read_text())
+    results = staging.relocate(results, where, opts.report_dir)
     results_path.write_text(json.dumps(results, indent=1) + "\n")
     return reports.build(results, suite_info(), run_info(opts, argv))
+
+
+def _stopped_results(results_path: Path, elapsed: float) -> dict[str, Any] | None:
+    """What a stopped run's pytest left: its results.json if it managed to write one (it
+    may, on SIGINT), else the results document made from its journal."""
+    try:
+        doc: dict[str, Any] = json.loads(results_path.read_text())
+        return doc
+    except (OSError, ValueError):
+        return results_doc.from_journal(results_doc.journal_path(results_path), elapsed)
 
 
 def _print_report(
     report: dict[str, Any], mode: str, stderr: str, written: list[Path], out: TextIO
 ) -> None:
     out.write("\n" + summary_table(report) + "\n")
+    stopped = reports.interrupted_text(report["run"])
+    if stopped:
+        out.write(stopped + "\n")
     masking = masking_text(report)
     if masking:
         out.write(masking + "\n")

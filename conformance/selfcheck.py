@@ -112,7 +112,7 @@ def _first_failure(
     for r in results:
         elapsed += float(r.get("duration_s") or 0)
         for f in r.get("failures") or []:
-            if f.get("kind") == "fail" and (req is None or f.get("requirement") == req):
+            if f.get("kind") in ("fail", "flaky") and (req is None or f.get("requirement") == req):
                 return round(elapsed, 3), r, f
         if req is None and r["status"] in ("crash", "timeout", "error", "xpass"):
             return round(elapsed, 3), r, None
@@ -160,7 +160,7 @@ def check(
             doc, tail, wall = _pytest(variant, profile, extra, timeout, own)
     else:
         doc, tail, wall = _pytest(variant, profile, extra, timeout, sup)
-    sort = "combination" if combo else "mutant" if mutant else "legal"
+    sort = "combination" if combo else variant.sort
     mode = "targeted" if targeted else "whole"
     if doc is None:
         return VariantResult(
@@ -199,7 +199,8 @@ def check(
         res.also_failing = sorted(set(bad) - set(variant.breaks))
         res.detail = f"not passing: {bad}; expected to fail: {list(variant.breaks)}"
     elif mutant:
-        res.ok = bad.get(str(req)) == "fail"
+        # A flaky bug must be told from a bug that shows every time: reported flaky.
+        res.ok = bad.get(str(req)) == ("flaky" if variant.flaky else "fail")
         res.also_failing = sorted(set(bad) - {req})
     else:
         res.ok = not bad and not res.failing_tests

@@ -33,14 +33,26 @@ EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 class Interrupted(Exception):
-    """The command was interrupted (SIGINT or SIGTERM); every child has ended."""
+    """The command was interrupted (SIGINT or SIGTERM), or its time budget was spent
+    (``signum`` None); every child has ended."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
+    def __init__(self, signum: int | None, reason: str = "") -> None:
+        super().__init__(reason or signal.Signals(signum or signal.SIGTERM).name)
         self.signum = signum
+        self.reported = False
+        """The report of what finished was written before this was raised."""
 
     @property
-    def exit_status(self) -> int:
+    def reason(self) -> str:
+        """``SIGTERM``, ``SIGINT`` or what stopped the run, in words."""
+        return str(self)
+
+    @property
+    def exit_status(self) -> int | None:
+        """128 + the signal's number; None when no signal stopped the run (the caller's
+        own status applies)."""
+        if self.signum is None:
+            return None
         return EXIT_STATUS.get(signal.Signals(self.signum), 128 + self.signum)
 
 
@@ -82,8 +94,12 @@ class Supervisor:
     stop.
     """
 
-    def __init__(self, grace_s: float = GRACE_S) -> None:
+    def __init__(self, grace_s: float = GRACE_S, deadline: float | None = None) -> None:
         self.grace_s = grace_s
+        self.deadline = deadline
+        """``time.monotonic()`` past which the children are stopped as by SIGTERM (a time
+        budget); None: no limit."""
+        self.budget_spent = False
         self.signum: int | None = None
         self.received_at = 0.0
         self._groups: set[int] = set()
@@ -119,10 +135,27 @@ class Supervisor:
             _signal_group(pgid, signum if first else signal.SIGKILL)
 
     def check(self) -> None:
-        """Raise :class:`Interrupted` if a signal came (every child has ended by then)."""
+        """Raise :class:`Interrupted` if a signal came or the time budget was spent (every
+        child has ended by then)."""
         if self.signum is not None:
             self.stop_all()
             raise Interrupted(self.signum)
+        if self.budget_spent:
+            self.stop_all()
+            raise Interrupted(None, "the time budget was spent")
+
+    @property
+    def stopping(self) -> bool:
+        """A signal came, or the time budget was spent: the children are being stopped."""
+        return self.signum is not None or self.budget_spent
+
+    def _spend_budget(self, pgid: int) -> None:
+        """The time budget is spent: stop group ``pgid`` as a CI cancel would (SIGTERM, then
+        SIGKILL after the grace period)."""
+        if not self.stopping:
+            self.budget_spent = True
+            self.received_at = time.monotonic()
+            _signal_group(pgid, signal.SIGTERM)
 
     def popen(self, cmd: Sequence[str], **kwargs: Any) -> subprocess.Popen[str]:
         """Start ``cmd`` in a new process group (refused once interrupted)."""
@@ -138,7 +171,8 @@ class Supervisor:
 
     def wait(self, proc: subprocess.Popen[str], timeout: float | None = None) -> int:
         """Wait for ``proc``; raise :class:`Interrupted` once it and its group ended after a
-        signal, or :class:`subprocess.TimeoutExpired` (group killed) after ``timeout``."""
+        signal or the time budget, or :class:`subprocess.TimeoutExpired` (group killed)
+        after ``timeout``."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             try:
@@ -146,14 +180,16 @@ class Supervisor:
                 break
             except subprocess.TimeoutExpired:
                 pass
-            if self.signum is not None and time.monotonic() > self.received_at + self.grace_s:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                self._spend_budget(proc.pid)
+            if self.stopping and time.monotonic() > self.received_at + self.grace_s:
                 _signal_group(proc.pid, signal.SIGKILL)
             if deadline is not None and time.monotonic() > deadline:
                 _signal_group(proc.pid, signal.SIGTERM)
                 self.stop(proc.pid)
                 proc.wait()
                 raise subprocess.TimeoutExpired(proc.args, timeout or 0.0) from None
-        if self.signum is None and group_alive(proc.pid):
+        if not self.stopping and group_alive(proc.pid):
             _signal_group(proc.pid, signal.SIGTERM)  # workers left behind by pytest
         self.stop(proc.pid)
         self.check()

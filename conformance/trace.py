@@ -56,6 +56,11 @@ def load(path: str | Path) -> Trace:
         raise TraceError(f"trace {p}: cannot be read ({exc.strerror or exc})") from None
     except ValueError as exc:
         raise TraceError(f"trace {p}: not JSON ({exc})") from None
+    return from_doc(doc, str(p))
+
+
+def from_doc(doc: Any, p: str) -> Trace:
+    """A trace from the JSON document of a trace file (``p`` names it in errors)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("calls"), list):
         raise TraceError(f"trace {p}: not an acl-conformance trace (no list of calls)")
     calls = []
@@ -68,7 +73,7 @@ def load(path: str | Path) -> Trace:
         except (KeyError, TypeError, ValueError) as exc:
             raise TraceError(f"trace {p}: call {k + 1} is malformed ({exc!r})") from None
     return Trace(
-        str(p),
+        p,
         str(doc.get("test") or doc.get("nodeid") or "?"),
         str(doc.get("adapter", "?")),
         {str(k): str(v) for k, v in dict(doc.get("adapter_options") or {}).items()},

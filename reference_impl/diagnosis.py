@@ -56,6 +56,21 @@ def _explains(var: VarMemory, c: Candidate, m: Mismatch) -> bool:
     return bool(mask.all())
 
 
+def _older_contents_explain(var: VarMemory, m: Mismatch) -> bool:
+    """Does every byte of mismatch ``m`` hold what was there before: the initial contents
+    or a copy since overwritten, byte by byte (a copy that did not land over bytes that
+    earlier copies wrote in parts)?"""
+    obs = np.frombuffer(m.observed, dtype=np.uint8)
+    mask = np.zeros(len(obs), dtype=bool)
+    for c in (INITIAL, *var.retired):
+        x, y = m.lo, m.hi
+        if isinstance(c, Write):
+            x, y = max(x, c.offset), min(y, c.end)
+        if x < y:
+            var.mark(c, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
+    return bool(mask.all())
+
+
 def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
     """A copy that could not have run yet (behind a closed gate) whose bytes the
     mismatch shows: one that explains it all, else one that explains bytes no allowed
@@ -128,7 +143,7 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
             # the older one was known complete before the other was issued, running
             # after it would take a broken promise as well: the lost copy is the reading.
             older = req in (STREAM_FIFO, STREAM_EVENT_ORDER)
-    elif done and _explains(var, INITIAL, m):
+    elif done and (_explains(var, INITIAL, m) or _older_contents_explain(var, m)):
         w = done[-1]
         promise, by = model._meta[w.wid].done_by or (PINNED_COMPLETE_AFTER_SYNC, "")
         req = promise
@@ -253,12 +268,26 @@ def _other_instance_write(model: Model, device: int, sym: Symbol, m: Mismatch) -
 
 
 def _source_now_explains(model: Model, w: Write, m: Mismatch) -> bool:
-    """Are the bytes those of ``w``'s pageable source as it is now (changed since)?"""
+    """Are the bytes those ``w``'s pageable source held after the call (changed since): each
+    byte one its source byte held as it is now, or after one of the host's later writes
+    the buffer keeps?"""
     meta = model._meta[w.wid]
-    if meta.source is None or m.lo < w.offset or m.hi > w.end:
+    source = meta.source
+    if source is None or m.lo < w.offset or m.hi > w.end:
         return False
     lo = meta.source_offset + (m.lo - w.offset)
-    return bytes(meta.source.contents[lo : lo + (m.hi - m.lo)]) == m.observed
+    n = m.hi - m.lo
+    observed = np.frombuffer(m.observed, dtype=np.uint8)
+    now = np.frombuffer(bytes(source.contents[lo : lo + n]), dtype=np.uint8)
+    explained = observed == now
+    for version, offset, data in source.changes:
+        if version <= meta.source_version or explained.all():
+            continue
+        x, y = max(lo, offset), min(lo + n, offset + len(data))
+        if x < y:
+            held = np.frombuffer(data[x - offset : y - offset], dtype=np.uint8)
+            explained[x - lo : y - lo] |= observed[x - lo : y - lo] == held
+    return bool(explained.all())
 
 
 def _rejected_explains(r: Rejected, m: Mismatch) -> bool:

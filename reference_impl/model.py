@@ -63,6 +63,7 @@ from .records import some
 from .requirement_ids import DEVICE_RESET_CONTENTS
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import SYNC_ERROR_REPORTING
+from .state import CHANGE_LIMIT
 from .state import HostBuffer
 from .state import Symbol
 from .state import World
@@ -375,6 +376,8 @@ class Model(Queries):
         end = offset + len(data)
         buf.contents[offset:end] = data
         buf.version += 1
+        if len(data) <= CHANGE_LIMIT:
+            buf.changes.append((buf.version, offset, bytes(data)))
         undefined = self._undefined.get(buf.address)
         if undefined is not None:
             undefined[offset:end] = False

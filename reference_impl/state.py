@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from bisect import insort
+from collections import deque
 from dataclasses import dataclass
 from dataclasses import field
 from enum import Enum
@@ -30,6 +31,12 @@ class Symbol:
     size: int
 
 
+CHANGES_KEPT = 32
+"""How many of a host buffer's latest writes the model keeps (for the diagnosis only)."""
+CHANGE_LIMIT = 1 << 16
+"""Writes larger than this are not kept (the diagnosis then looks at the contents as now)."""
+
+
 @dataclass(eq=False)
 class HostBuffer:
     """Host memory the suite allocated through the adapter."""
@@ -45,6 +52,12 @@ class HostBuffer:
     """How many times the host wrote into it (a source changed after its copy's call)."""
     open_writes: list[tuple[Write, int]] = field(default_factory=list)
     """Pinned writes reading this buffer that are not yet known complete: (write, source offset)."""
+    changes: deque[tuple[int, int, bytes]] = field(
+        default_factory=lambda: deque(maxlen=CHANGES_KEPT)
+    )
+    """The host's latest small writes into it: (version after the write, offset, bytes).  A
+    copy that read its source late shows bytes the source held some time after the call,
+    not only as it is now (see the diagnosis of wrong bytes)."""
 
     @property
     def end(self) -> int:

@@ -2,7 +2,7 @@
 
 ``build`` turns the results document the pytest plugin writes (schema
 ``acl-conformance-results/2``, or 1) and a description of the run into the report
-(schema ``report/2``, ``schema/report-2.schema.json`` in this package); ``write``
+(schema ``report/3``, ``schema/report-3.schema.json`` in this package; versions 1 and 2 are shipped too); ``write``
 renders it as report.json, report.md, report.html and junit.xml.  This package reads
 nothing but those two inputs.
 """
@@ -18,9 +18,10 @@ from . import aggregate
 from . import html
 from . import junit
 from . import markdown
+from .evidence_text import interrupted_text
 
-SCHEMA_VERSION = "2.0"
-SCHEMA_FILE = "report-2.schema.json"
+SCHEMA_VERSION = "3.0"
+SCHEMA_FILE = "report-3.schema.json"
 
 
 def schema() -> dict[str, Any]:
@@ -38,7 +39,8 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
     """
     rows = aggregate.requirement_rows(results)
     gate = aggregate.gate(results, rows)
-    verdict, reasons = aggregate.verdict(rows)
+    interrupted = results.get("interrupted") or None
+    verdict, reasons = aggregate.verdict(rows, interrupted)
     caps = results.get("capabilities") or {}
     seed = results.get("seed")
     return {
@@ -66,17 +68,25 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
             "pytest_exitstatus": results.get("exitstatus"),
             "tests": len(results["results"]),
             "requirements_selected": list(results.get("selected") or []),
+            "interrupted": interrupted,
+            "tests_collected": _collected(results),
         },
         "summary": aggregate.summary(rows),
         "requirements": rows,
         "masking": aggregate.masking(results),
         "expectations": gate,
         "verdict": verdict,
-        "verdict_headline": aggregate.headline(verdict, rows),
+        "verdict_headline": aggregate.headline(verdict, rows, bool(interrupted)),
         "verdict_reasons": reasons,
         "advisories": aggregate.advisories(rows),
         "gate": {"result": gate["result"], "reasons": gate["reasons"]},
     }
+
+
+def _collected(results: dict[str, Any]) -> int | None:
+    """How many tests the run was to run (known when it was stopped, and had collected)."""
+    collected = results.get("collected")
+    return len(collected) if isinstance(collected, list) else None
 
 
 def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
@@ -96,4 +106,4 @@ def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
     return written
 
 
-__all__ = ["SCHEMA_VERSION", "aggregate", "build", "schema", "write"]
+__all__ = ["SCHEMA_VERSION", "aggregate", "build", "interrupted_text", "schema", "write"]

@@ -5,6 +5,9 @@ on *failures* (a check that went wrong, charged to it):
 
 - ``fail``: a failure is charged to it that the expectations file does not list;
 - ``crash`` / ``timeout``: a test that carries it took the backend down, or hung it;
+- ``flaky``: a failure is charged to it whose trace did not fail again when replayed
+  against a fresh backend (neither a pass nor a fail: real hardware varies from run to
+  run); the gate accepts it when the flakes file lists it;
 - ``xfail``: every failure charged to it is listed as expected;
 - ``unknown``: it could not be decided, and the row says why: no check of it ran (its
   tests were declined, not run, or could not run), or a test that carries it could not
@@ -13,7 +16,7 @@ on *failures* (a check that went wrong, charged to it):
 - ``pass``: checks of it ran, all passed, and every test that carries it ran to its end
   (a test stopped by a failure is re-run with that failure's requirement masked).
 
-Worst first: fail, crash, timeout, unknown, xfail, pass, not_supported.
+Worst first: fail, crash, timeout, flaky, unknown, xfail, pass, not_supported.
 
 A failure that one observation cannot pin on a single requirement (a rejected end-exact
 copy on the NULL stream breaks the bound or the default stream; a wrong answer with
@@ -36,12 +39,13 @@ from typing import Any
 from acl_conformance.reference_impl.evidence import OUTCOMES
 from acl_conformance.reference_impl.evidence import Evidence
 
-SUMMARY_KEYS = ("pass", "fail", "not_supported", "crash", "timeout", "unknown", "xfail")
+SUMMARY_KEYS = ("pass", "fail", "not_supported", "crash", "timeout", "flaky", "unknown", "xfail")
 
-BAD = frozenset({"fail", "crash", "timeout", "unknown"})
-"""Statuses that fail the gate unless the expectations file accounts for them."""
+BAD = frozenset({"fail", "crash", "timeout", "flaky", "unknown"})
+"""Statuses that fail the gate unless the expectations file accounts for them (or, for
+``flaky``, the flakes file)."""
 
-NOT_MET = frozenset({"fail", "crash", "timeout", "unknown", "xfail"})
+NOT_MET = frozenset({"fail", "crash", "timeout", "flaky", "unknown", "xfail"})
 """Statuses of a MUST requirement that make the backend not conformant."""
 
 
@@ -74,6 +78,7 @@ _COUNTEREXAMPLE_KEYS = (
     "message",
     "trace_file",
     "reproduce",
+    "replay",
 )
 
 
@@ -84,13 +89,41 @@ def _charges(failures: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str 
     clear = {
         f["requirement"]
         for _t, f in failures
-        if f.get("kind") == "fail" and f.get("requirement") and not f.get("also")
+        if f.get("kind") in ("fail", "flaky") and f.get("requirement") and not f.get("also")
     }
     out: list[str | None] = []
     for _t, f in failures:
         cited = f.get("requirement")
         others = [r for r in f.get("also") or [] if r in clear and r != cited]
         out.append(others[0] if others and cited not in clear else cited)
+    return out
+
+
+def _flaky_alike(
+    failures: list[tuple[dict[str, Any], dict[str, Any]]], charged: list[str | None]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The failures, each ``flaky`` when the bug behind it is known flaky (one bug, one row,
+    one status): a later test's meeting of a failure another test found and replayed (its
+    identity's owner), and a failure charged to a requirement other than the one it cites
+    (it could equally be charged there) when every clear failure of that requirement is
+    flaky."""
+    owners = {
+        f.get("identity"): f.get("kind")
+        for _t, f in failures
+        if f.get("same_as") is None and f.get("identity")
+    }
+    clear: dict[str, set[str]] = {}
+    for (_t, f), c in zip(failures, charged, strict=True):
+        if c is not None and c == f.get("requirement") and f.get("same_as") is None:
+            clear.setdefault(c, set()).add(str(f.get("kind")))
+    out = []
+    for (t, f), c in zip(failures, charged, strict=True):
+        if f.get("kind") == "fail" and (
+            (f.get("same_as") is not None and owners.get(f.get("identity")) == "flaky")
+            or (c is not None and c != f.get("requirement") and clear.get(c) == {"flaky"})
+        ):
+            f = {**f, "kind": "flaky"}
+        out.append((t, f))
     return out
 
 
@@ -101,8 +134,10 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     entries = {e["key"]: e for e in (results.get("expectations") or {}).get("entries", [])}
     failures = _failures(tests)
     charged = _charges(failures)
+    failures = _flaky_alike(failures, charged)
     evidence = {id(t): Evidence.from_json(t.get("evidence")) for t in tests}
     ev = Evidence.total(evidence.values())
+    unreached = not_reached(results)
     rows = []
     for req in results["requirements"]:
         rid = req["id"]
@@ -112,6 +147,10 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         mine = [(t, f) for (t, f), c in zip(failures, charged, strict=True) if c == rid]
         checks = ev.checks.get(rid, 0)
         status, reason = _status(rid, carriers, mine, checks)
+        if results.get("interrupted") and status in UNDECIDED_WHEN_STOPPED:
+            missing = unreached.get(rid) if unreached is not None else None
+            if missing is None or missing:
+                status, reason = "unknown", _not_reached(missing, results["interrupted"])
         owner = _counterexample_source(rid, mine)
         rows.append(
             {
@@ -139,6 +178,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 ],
                 "counterexample": _counterexample(*owner) if owner is not None else None,
                 "expected_failure": _entry(entries, rid, mine),
+                "flake": _flake(results, rid, mine) if status == "flaky" else None,
                 "cut_short_by": sorted(
                     {m for t in carriers if not t.get("completed", True) for m in _cited_by(t)}
                     - {rid}
@@ -164,6 +204,13 @@ def _status(
                 kind,
                 f"the backend {'died' if kind == 'crash' else 'hung'} in {hit[0]['suite_id']}",
             )
+    flaky = [(t, f) for t, f in mine if f.get("kind") == "flaky" and not f.get("expected")]
+    if flaky:
+        t, _f = flaky[0]
+        return "flaky", (
+            f"{t['suite_id']} failed once, and its trace did not fail again when replayed "
+            "against a fresh backend"
+        )
     if mine:
         return "xfail", None
     ran = [t for t in carriers if t["status"] not in ("skipped", "not_supported")]
@@ -183,6 +230,40 @@ def _status(
             f"{t.get('attempts', 1)} attempt(s)"
         )
     return "pass", None
+
+
+UNDECIDED_WHEN_STOPPED = frozenset({"pass", "unknown", "not_supported"})
+"""What a requirement's status cannot be trusted to be when some of its tests were not
+reached: a failure, a crash, a hang or an expected failure stands (it was seen); a pass, a
+missing capability or an undecided row might have changed."""
+
+NOT_REACHED = "not reached"
+
+
+def not_reached(results: dict[str, Any]) -> dict[str, list[str]] | None:
+    """For a run stopped before its end: per requirement, the tests that were to run and
+    did not finish (None when the run was not stopped, or stopped before it had collected
+    its tests: then nothing is known to have been reached)."""
+    collected = results.get("collected")
+    if not results.get("interrupted") or collected is None:
+        return None
+    finished = {t["suite_id"] for t in results["results"]}
+    out: dict[str, list[str]] = {}
+    for t in collected:
+        for rid in t["requirements"]:
+            missing = out.setdefault(rid, [])
+            if not t.get("skipped") and t["suite_id"] not in finished:
+                missing.append(t["suite_id"])
+    return out
+
+
+def _not_reached(missing: list[str] | None, stopped: str) -> str:
+    if not missing:
+        return f"{NOT_REACHED}: the run was stopped ({stopped}) before its tests were known"
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    return (
+        f"{NOT_REACHED}: {missing[0]}{more} did not finish before the run was stopped ({stopped})"
+    )
 
 
 def _first_skip(tests: list[dict[str, Any]]) -> str | None:
@@ -272,6 +353,20 @@ def _entry(
     return {"key": key, "reason": e.get("reason"), "link": e.get("link")}
 
 
+def _flake(
+    results: dict[str, Any], rid: str, mine: list[tuple[dict[str, Any], dict[str, Any]]]
+) -> dict[str, Any] | None:
+    """The flakes file's entry that accepts this requirement's flaky failures: the one that
+    lists it, or one that lists (by test or requirement) every flaky failure charged to it."""
+    entries = {e["key"]: e for e in (results.get("flakes") or {}).get("entries", [])}
+    keys = {f.get("flake") for _t, f in mine if f.get("kind") == "flaky"}
+    key = rid if rid in entries else (keys.pop() if len(keys) == 1 else None)
+    if key is None:
+        return None
+    e = entries.get(key, {"key": key})
+    return {"key": key, "reason": e.get("reason"), "link": e.get("link")}
+
+
 def masking(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Per masked requirement, over the whole run: how many tests ran with it masked, the
     steps they declined and the violations of it they set aside."""
@@ -333,7 +428,13 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     listed = {e["key"] for e in entries if e.get("kind") == "requirement"}
     # An entry accounts for its requirement whatever the run made of it (a failure, or a
     # run that could not get to it); the entry is reported as unused if no test ran.
-    new = [r["id"] for r in rows if r["status"] in BAD and r["id"] not in listed]
+    flakes = results.get("flakes") or {}
+    accepted = sorted(r["id"] for r in rows if r["status"] == "flaky" and r.get("flake"))
+    new = [
+        r["id"]
+        for r in rows
+        if r["status"] in BAD and r["id"] not in listed and r["id"] not in accepted
+    ]
     reasons = [
         f"{r['id']} ({r['level']}): {r['status']}, not in the expectations file"
         for r in rows
@@ -342,6 +443,8 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     reasons += [f"unexpected pass of {p}: the entry is stale" for p in sorted(set(stale))]
     if not rows:
         reasons.append("no requirement was checked")
+    if results.get("interrupted"):
+        reasons.append(f"the run did not reach its end: stopped, {results['interrupted']}")
     return {
         "result": "fail" if reasons else "pass",
         "reasons": reasons,
@@ -352,12 +455,17 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
         "stale_entries": stale_entries,
         "expected_failures": sorted({r["id"] for r in rows if r["status"] == "xfail"}),
         "unused": unused,
+        "flakes": {
+            "file": flakes.get("file"),
+            "entries": list(flakes.get("entries") or []),
+            "accepted": accepted,
+        }
+        if flakes.get("file")
+        else None,
     }
 
 
-def verdict(
-    rows: list[dict[str, Any]], gate_info: dict[str, Any] | None = None
-) -> tuple[str, list[str]]:
+def verdict(rows: list[dict[str, Any]], interrupted: str | None = None) -> tuple[str, list[str]]:
     """The conformance verdict: ('conformant' | 'not conformant', the reasons).  Every MUST
     of the profile must pass (or be not supported: a capability the backend declares it
     lacks); an expected failure is still a failure.  What SHOULD and MAY requirements
@@ -375,6 +483,9 @@ def verdict(
     if not rows:
         # A run that checked nothing vouches for nothing.
         reasons.append("no requirement was checked")
+    if interrupted:
+        # What a stopped run did not reach was not checked: never a pass.
+        reasons.append(f"the run did not reach its end: stopped, {interrupted}")
     return ("not conformant" if reasons else "conformant"), reasons
 
 
@@ -387,8 +498,10 @@ def advisories(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def headline(verdict_text: str, rows: list[dict[str, Any]]) -> str:
-    """``NOT CONFORMANT (2 expected failures)`` and the like."""
+def headline(verdict_text: str, rows: list[dict[str, Any]], interrupted: bool = False) -> str:
+    """``NOT CONFORMANT (2 expected failures)``, ``NOT CONFORMANT (interrupted)`` and the like."""
     n = sum(1 for r in rows if r["level"] == "MUST" and r["status"] == "xfail")
-    extra = f" ({n} expected failure{'s' if n != 1 else ''})" if n else ""
-    return verdict_text.upper() + extra
+    notes = [f"{n} expected failure{'s' if n != 1 else ''}"] if n else []
+    if interrupted:
+        notes.insert(0, "interrupted")
+    return verdict_text.upper() + (f" ({', '.join(notes)})" if notes else "")

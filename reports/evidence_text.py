@@ -28,6 +28,13 @@ def evidence_lines(r: dict[str, Any]) -> list[str]:
     e = r.get("expected_failure")
     if e:
         out.append(entry_text(e, r["status"]))
+    f = r.get("flake")
+    if f:
+        link = f" ({f['link']})" if f.get("link") else ""
+        out.append(
+            f"a flake the gate accepts, entry {f['key']} of the flakes file: "
+            f"{f.get('reason') or 'no reason given'}{link}"
+        )
     return out
 
 
@@ -50,8 +57,30 @@ COUNTEREXAMPLE_FACTS = (
 
 def counterexample_facts(c: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(key, label, value) of the facts ``c`` has: what the model allowed, what the
-    backend did, the trace file and the command that reproduces it."""
-    return [(key, label, str(c[key])) for key, label in COUNTEREXAMPLE_FACTS if c.get(key)]
+    backend did, the trace file, what replaying it against a fresh backend did and the
+    command that reproduces it."""
+    facts = [(key, label, str(c[key])) for key, label in COUNTEREXAMPLE_FACTS if c.get(key)]
+    replayed = replay_text(c.get("replay"))
+    if replayed:
+        at = next((i for i, f in enumerate(facts) if f[0] == "reproduce"), len(facts))
+        facts.insert(at, ("replay", "replayed against a fresh backend", replayed))
+    return facts
+
+
+def replay_text(replayed: dict[str, Any] | None) -> str:
+    """What replaying a failing trace against a fresh backend did, in words ('' if it was
+    not replayed)."""
+    if not replayed:
+        return ""
+    if replayed.get("reproduced") is None:
+        return str(replayed.get("note") or "")
+    if replayed["reproduced"]:
+        text = f"failed again (broke {', '.join(replayed.get('broken') or ['?'])})"
+    else:
+        text = "every call was allowed: the failure is flaky"
+    if replayed.get("trace_file"):
+        text += f"; the replay's trace: {replayed['trace_file']}"
+    return text
 
 
 def answers(report: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
@@ -65,3 +94,16 @@ def answers(report: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
             list(report["verdict_reasons"]),
         ),
     ]
+
+
+def interrupted_text(run: dict[str, Any]) -> str:
+    """For a run stopped before its end (``run`` of a report): what stopped it and how far
+    it got, in one sentence ('' for a run that reached its end)."""
+    if not run.get("interrupted"):
+        return ""
+    total = run.get("tests_collected")
+    of = f" of {total}" if total is not None else ""
+    return (
+        f"Interrupted: the run was stopped ({run['interrupted']}); {run['tests']}{of} tests "
+        "finished, and the requirements whose tests it did not reach are unknown (not reached)."
+    )

@@ -8,12 +8,14 @@ from typing import Any
 from .evidence_text import answers
 from .evidence_text import counterexample_facts
 from .evidence_text import evidence_lines
+from .evidence_text import interrupted_text
 
 COLOUR = {
     "pass": "#d7f5d7",
     "fail": "#f8c9c9",
     "crash": "#f3b0e0",
     "timeout": "#f6d6a8",
+    "flaky": "#e9d2f5",
     "unknown": "#e6e6e6",
     "xfail": "#f7efb3",
     "not_supported": "#dde8f7",
@@ -30,6 +32,7 @@ pre{background:#f7f7f7;padding:.5em;white-space:pre-wrap;font-size:12px}
 .answer{margin:.4em 0}.label{font-size:1.1em;color:#444;min-width:11em;display:inline-block}
 .conformant{color:#186418}.notconformant{color:#9a1515}
 blockquote{margin:.3em 0 .3em 1em;color:#444;font-style:italic}
+.stopped{background:#f6d6a8;border:2px solid #9a1515;padding:.5em;font-weight:bold}
 """
 
 
@@ -103,9 +106,11 @@ def render(report: dict[str, Any]) -> str:
         )
     advisories = "".join(f"<li>{escape(x)}</li>" for x in report.get("advisories") or [])
     counts = "".join(
-        f'<td style="background:{COLOUR.get(k, "#fff")}">{escape(k)}: {s[k]}</td>'
-        for k in ("pass", "fail", "crash", "timeout", "unknown", "xfail", "not_supported")
+        f'<td style="background:{COLOUR.get(k, "#fff")}">{escape(k)}: {s.get(k, 0)}</td>'
+        for k in ("pass", "fail", "crash", "timeout", "flaky", "unknown", "xfail", "not_supported")
     )
+    stopped = interrupted_text(run)
+    banner = f'<p class="stopped">{escape(stopped)}</p>' if stopped else ""
     rows = "".join(_row(r) for r in report["requirements"])
     options = ", ".join(f"{k}={v}" for k, v in t["adapter_options"].items())
     return f"""<!DOCTYPE html>
@@ -113,6 +118,7 @@ def render(report: dict[str, Any]) -> str:
 <title>acl-conformance report: {escape(verdict)}</title>
 <style>{STYLE}</style></head><body>
 <h1>acl-conformance report</h1>
+{banner}
 {"".join(blocks)}
 {f"<p>SHOULD and MAY requirements not met (they do not decide the verdict):</p><ul>{advisories}</ul>" if advisories else ""}
 <table>

@@ -18,6 +18,7 @@ from xml.sax.saxutils import quoteattr
 
 from .evidence_text import counterexample_facts
 from .evidence_text import evidence_lines
+from .evidence_text import interrupted_text
 
 
 def _attr(value: object) -> str:
@@ -48,6 +49,11 @@ def _case(r: dict[str, Any], stale: set[str], new: set[str]) -> tuple[str, str]:
         msg = (c.get("message") or r.get("reason") or status).splitlines()[0]
         body = f"<failure type={_attr(status)} message={_attr(msg)}>{details}</failure>"
         kind = "failure"
+    elif status == "flaky" and r.get("flake"):
+        f = r.get("flake") or {}
+        why = f"a flake the flakes file accepts ({f.get('key')}): {f.get('reason') or ''}"
+        body = f"<skipped message={_attr(why)}/><system-out>{details}</system-out>"
+        kind = "skipped"
     elif r.get("expected_failure"):
         e = r.get("expected_failure") or {}
         why = f"expected failure ({e.get('key')}): {e.get('reason') or ''}" + (
@@ -82,6 +88,18 @@ def render(report: dict[str, Any]) -> str:
                     "failure",
                 )
             )
+    stopped = interrupted_text(report["run"])
+    if stopped:
+        # A run that did not reach its end fails as a run, whatever its rows say.
+        cases.insert(
+            0,
+            (
+                '<testcase classname="acl-conformance.run" name="the run reached its end" '
+                f"time={_attr(report['run'].get('duration_s') or 0)}>"
+                f'<failure type="interrupted" message={_attr(stopped)}/></testcase>',
+                "failure",
+            ),
+        )
     failures = sum(1 for _c, k in cases if k == "failure")
     skipped = sum(1 for _c, k in cases if k == "skipped")
     backend = {
@@ -100,6 +118,7 @@ def render(report: dict[str, Any]) -> str:
         "verdict_reasons": "; ".join(report["verdict_reasons"]),
         "profile": t["profile"],
         "mode": report["run"]["mode"],
+        "interrupted": report["run"].get("interrupted") or "",
         "suite": f"{report['suite']['name']} {report['suite']['version']} {report['suite']['commit']}",
         "backend": json.dumps(backend, sort_keys=True),
     }

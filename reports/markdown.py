@@ -8,12 +8,14 @@ from .evidence_text import answers
 from .evidence_text import counterexample_facts
 from .evidence_text import entry_text
 from .evidence_text import evidence_lines
+from .evidence_text import interrupted_text
 
 ICON = {
     "pass": "PASS",
     "fail": "**FAIL**",
     "crash": "**CRASH**",
     "timeout": "**TIMEOUT**",
+    "flaky": "**FLAKY**",
     "unknown": "**UNKNOWN**",
     "xfail": "XFAIL",
     "not_supported": "not supported",
@@ -52,12 +54,16 @@ def render(report: dict[str, Any]) -> str:
         f"- machine: {_cell(run['machine'])}; Python {run['python']}, "
         f"Hypothesis {run['hypothesis']}, pytest {run['pytest']}",
         "",
-        "| pass | fail | crash | timeout | unknown | xfail | not supported | total |",
-        "|---|---|---|---|---|---|---|---|",
-        f"| {s['pass']} | {s['fail']} | {s['crash']} | {s['timeout']} | {s['unknown']} "
-        f"| {s['xfail']} | {s['not_supported']} | {s['total']} |",
+        "| pass | fail | crash | timeout | flaky | unknown | xfail | not supported | total |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| {s['pass']} | {s['fail']} | {s['crash']} | {s['timeout']} | {s.get('flaky', 0)} "
+        f"| {s['unknown']} | {s['xfail']} | {s['not_supported']} | {s['total']} |",
         "",
     ]
+    stopped = interrupted_text(run)
+    if stopped:
+        # First after the title: every row below is read in its light.
+        out[1:1] = ["", f"**{stopped}**"]
     if v_reasons:
         out += ["Why not conformant:", ""]
         out += [f"- {_cell(r)}" for r in v_reasons]

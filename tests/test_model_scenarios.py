@@ -139,6 +139,25 @@ def test_pageable_source_reused_right_after_the_call(w: W) -> None:
     assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:16])) == set()
 
 
+def test_pageable_source_read_late_after_two_changes(w: W) -> None:
+    """A copy that ran late read its source as it was some time after the call: the bytes are
+    a value the source held in between, not only the one it holds now."""
+    assert copy(w, src=PAGEABLE) == []
+    w.ok("write_host", dst=PAGEABLE, data=b"\x11" * 16)
+    w.ok("write_host", dst=PAGEABLE, data=b"\x22" * 16)
+    seen = after("g_arr256", 0, b"\x11" * 16)
+    assert observe(w, "g_arr256", seen) == {"PAGEABLE-SOURCE-REUSE"}
+
+
+def test_a_copy_that_did_not_land_over_bytes_earlier_copies_wrote_in_parts(w: W) -> None:
+    """Bytes that hold what was there before, some from an earlier copy and some initial: the
+    complete copy did not land (the promise of its return), not bytes that match nothing."""
+    assert copy(w, src=PAGEABLE + 100, count=4) == []  # bytes [0, 4)
+    assert copy(w, src=PAGEABLE, count=8) == []  # bytes [0, 8): complete at its return
+    before = PAGE[100:104] + init("g_arr256")[4:8]
+    assert observe(w, "g_arr256", after("g_arr256", 0, before)) == {"PAGEABLE-BLOCKS"}
+
+
 def test_pageable_copy_drains_its_stream(w: W) -> None:
     assert copy(w, count=8) == []  # pinned, pending
     assert copy(w, src=PAGEABLE, count=4, offset=8) == []  # pageable: waits for the pinned one

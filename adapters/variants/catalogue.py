@@ -10,6 +10,7 @@ from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.simulator import Simulator
 
 from . import corner_mutants as c
+from . import flaky as f
 from . import leaky
 from . import mutants as m
 
@@ -28,11 +29,15 @@ class Variant:
     breaks: tuple[str, ...] = ()
     """For a combination of bugs: every requirement they break (each must fail, and no
     other requirement may be left failing or undecided)."""
+    flaky: bool = False
+    """A bug that does not show again against a fresh backend: the requirement it breaks
+    must be reported ``flaky`` (not ``fail``, not ``pass``)."""
 
     @property
     def sort(self) -> str:
-        """'mutant' (a bug some profile must catch) or 'legal' (behaviour the spec allows)."""
-        return "mutant" if self.catches else "legal"
+        """'mutant' (a bug some profile must catch), 'flaky' (a bug that must be reported
+        flaky) or 'legal' (behaviour the spec allows)."""
+        return ("flaky" if self.flaky else "mutant") if self.catches else "legal"
 
     def is_mutant(self, profile: str) -> bool:
         return profile in self.catches
@@ -131,6 +136,13 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("dst-max-cut-to-32-bits", c.DstMaxCutTo32Bits, "FROMSYMBOL-DSTMAX"),
     _mutant("from-accepts-interior-pointers", c.FromAcceptsInteriorPointers, "FROMSYMBOL-BYTES"),
     _mutant("sync-copy-from-pinned-is-async", c.SyncCopyFromPinnedIsAsync, "TOSYMBOL-SYNC"),
+    Variant(
+        "every-kth-copy-loses-a-byte",
+        (f.EveryKthCopyLosesItsLastByte.__doc__ or "").strip().replace("\n", " "),
+        f.EveryKthCopyLosesItsLastByte,
+        dict.fromkeys(BOTH, "EFFECT-BYTES"),
+        flaky=True,
+    ),
     _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
     _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),
     _legal(

@@ -4,9 +4,11 @@ tests the expectations and skips files list, profile-only tests, and the order."
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 
 import pytest
 
+from acl_conformance.conformance import results
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import for_profile
 
@@ -33,6 +35,22 @@ def pytest_collection_modifyitems(
         }
     for item in suite_items:
         _mark(item, config, profile)
+    path = config.getoption("acl_results")
+    if path:
+        # What the run is to run, for a run stopped before its end: which requirements
+        # had tests not reached (each pytest-xdist worker collects, and writes the same).
+        results.write_collected(
+            results.collected_path(Path(path)),
+            [
+                {
+                    "nodeid": i.nodeid,
+                    "suite_id": shared.suite_id(i),
+                    "requirements": shared.requirements_of(i),
+                    "skipped": i.get_closest_marker("skip") is not None,
+                }
+                for i in suite_items
+            ],
+        )
 
 
 def _check_markers(suite_items: list[pytest.Item], profile: str) -> None:

@@ -9,6 +9,7 @@ from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.conformance import context
 from acl_conformance.conformance import settings
 from acl_conformance.conformance.expectations import EXPECTATIONS
+from acl_conformance.conformance.expectations import FLAKES
 from acl_conformance.conformance.expectations import SKIPS
 from acl_conformance.conformance.expectations import Expectations
 from acl_conformance.conformance.expectations import ExpectationsError
@@ -56,6 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(Progress(config), "acl-conformance-progress")
     config.stash[shared.EXPECT] = _listing(config.getoption("acl_expectations"), EXPECTATIONS)
     config.stash[shared.SKIPS] = _listing(config.getoption("acl_skips"), SKIPS)
+    config.stash[shared.FLAKES] = _listing(config.getoption("acl_flakes"), FLAKES)
     suite.expected = {
         rid: (e.key, e.describe()) for rid, e in config.stash[shared.EXPECT].requirements().items()
     }

@@ -45,6 +45,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="tests not to run at all (the expectations file's format; reported as skipped)",
     )
     g.addoption(
+        "--acl-flakes",
+        default=None,
+        metavar="FILE",
+        help="flaky failures the gate accepts (the expectations file's format): a failure "
+        "whose trace does not fail again against a fresh backend, of a listed requirement "
+        "or test",
+    )
+    g.addoption(
         "--acl-hypothesis-profile",
         default="ci",
         choices=settings.PROFILE_NAMES,

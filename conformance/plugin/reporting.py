@@ -14,6 +14,7 @@ import pytest
 
 from acl_conformance.conformance import attempts
 from acl_conformance.conformance import results
+from acl_conformance.conformance import trace
 from acl_conformance.conformance.failure import DECLINED
 from acl_conformance.conformance.failure import EXPECTED
 from acl_conformance.conformance.failure import KNOWN
@@ -24,6 +25,7 @@ from acl_conformance.conformance.failure import ConformanceFailure
 from acl_conformance.conformance.failure import Declined
 from acl_conformance.conformance.failure import ExpectedFailure
 from acl_conformance.conformance.failure import KnownFailure
+from acl_conformance.conformance.replay import recheck
 from acl_conformance.conformance.trace import TRACE_FORMAT
 
 from . import shared
@@ -41,6 +43,14 @@ def pytest_runtest_makereport(
     suite = item.config.stash[shared.SUITE]
     report.user_properties.append(("evidence", suite.evidence.to_json()))
     report.user_properties.append(("masks", sorted(suite.masks)))
+    raised = call.excinfo.value if call.excinfo is not None else None
+    stopped = _stop(raised) if report.failed and _unwrap(raised) is None else None
+    if stopped is not None:
+        # A stop of the suite's own (a known or expected failure, a declined step) that
+        # Hypothesis wrapped in an error of its own (a backend whose answers change from
+        # run to run makes the same example draw differently): it is still that stop.
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {stopped}")
     reason = results.skip_reason(report) if report.skipped else ""
     expected: str | None = None
     same_as: str | None = None
@@ -109,7 +119,11 @@ def pytest_runtest_makereport(
 def _failure_record(
     item: pytest.Item, failure: BaseException, expected: str | None, same_as: str | None
 ) -> dict[str, Any]:
-    """One failure of one attempt of a test, as the results document keeps it."""
+    """One failure of one attempt of a test, as the results document keeps it.
+
+    A failure found by this test itself (not expected, not another test's) is replayed
+    against a fresh backend: one that does not fail again is ``flaky``, neither a pass nor
+    a fail, and both traces are kept (the failing one, and ``….replay.trace.json``)."""
     status = (
         "timeout"
         if isinstance(failure, BackendTimeout)
@@ -124,9 +138,25 @@ def _failure_record(
         else None
     )
     trace_file = None
+    replayed: dict[str, Any] | None = None
     if same_as is None:
-        trace_file = _write_trace(item, failure, status)
-    return {
+        doc = _trace_doc(item, failure, status)
+        trace_file = _write_trace(item, doc)
+        if status == "fail" and expected is None:
+            if getattr(failure, "by_test", False):
+                # A timing the test measured, an order of returns it compared: the calls
+                # alone, replayed, do not repeat the check.
+                replayed = {
+                    "reproduced": None,
+                    "broken": [],
+                    "note": "not replayed: a check the test made itself, not a call's",
+                    "trace_file": None,
+                }
+            else:
+                replayed = _recheck(item, doc, trace_file)
+            if replayed["reproduced"] is False:
+                status = "flaky"
+    record = {
         "requirement": getattr(failure, "requirement", None),
         "also": list(getattr(failure, "also", ())),
         "identity": failure.identity if isinstance(failure, ConformanceFailure) else None,
@@ -141,18 +171,58 @@ def _failure_record(
         "trace_file": trace_file,
         "reproduce": reproduce_command(item).splitlines()[0],
         "attempt": item.stash.get(attempts.ATTEMPT, 1),
+        "replay": replayed,
     }
+    if status == "flaky":
+        record["flake"] = _flake_entry(item, record)
+    return record
 
 
-def _write_trace(item: pytest.Item, failure: BaseException, status: str) -> str | None:
-    trace_dir = item.config.getoption("acl_trace_dir")
-    if not trace_dir:
-        return None
-    attempt = item.stash.get(attempts.ATTEMPT, 1)
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:]
-    path = Path(trace_dir) / (stem + (f"__attempt{attempt}" if attempt > 1 else "") + ".trace.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {
+def _recheck(item: pytest.Item, doc: dict[str, Any], trace_file: str | None) -> dict[str, Any]:
+    """The failing trace replayed against a fresh backend (see ``replay.recheck``); the
+    replay's own trace is kept beside the failing one."""
+    config = item.config
+    suite = config.stash[shared.SUITE]
+    found = recheck(
+        trace.from_doc(doc, trace_file or shared.suite_id(item)),
+        suite.adapter_name,
+        dict(suite.adapter_options),
+        suite.profile,
+        suite.call_timeout,
+    )
+    out = found.to_json()
+    out["trace_file"] = None
+    if found.records and trace_file:
+        replay_doc = {
+            **doc,
+            "status": "fail" if found.reproduced else "pass",
+            "message": "the failing trace replayed against a fresh backend: "
+            + (f"broke {', '.join(found.broken)}" if found.reproduced else "every call allowed"),
+            "calls": [r.to_json() for r in found.records],
+        }
+        path = Path(trace_file).with_name(
+            Path(trace_file).name.removesuffix(".trace.json") + ".replay.trace.json"
+        )
+        path.write_text(json.dumps(replay_doc, indent=1))
+        out["trace_file"] = str(path)
+    return out
+
+
+def _flake_entry(item: pytest.Item, record: dict[str, Any]) -> str | None:
+    """The flakes file's entry that accepts this flaky failure (by the test's id, or by a
+    requirement the failure cites), if any."""
+    flakes = item.config.stash[shared.FLAKES]
+    entry = flakes.match(shared.suite_id(item))
+    if entry is None:
+        listed = flakes.requirements()
+        cited = [record["requirement"], *record["also"]]
+        entry = next((listed[r] for r in cited if r in listed), None)
+    return entry.key if entry is not None else None
+
+
+def _trace_doc(item: pytest.Item, failure: BaseException, status: str) -> dict[str, Any]:
+    """The trace file's document of ``failure``: its calls and what a replay needs."""
+    return {
         "format": TRACE_FORMAT,
         "test": shared.suite_id(item),
         "adapter": item.config.getoption("acl_adapter"),
@@ -164,11 +234,38 @@ def _write_trace(item: pytest.Item, failure: BaseException, status: str) -> str 
         **getattr(failure, "backend", {}),
         "calls": [r.to_json() for r in getattr(failure, "trace", [])],
     }
+
+
+def _write_trace(item: pytest.Item, doc: dict[str, Any]) -> str | None:
+    trace_dir = item.config.getoption("acl_trace_dir")
+    if not trace_dir:
+        return None
+    attempt = item.stash.get(attempts.ATTEMPT, 1)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:]
+    path = Path(trace_dir) / (stem + (f"__attempt{attempt}" if attempt > 1 else "") + ".trace.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
     return str(path)
 
 
 _GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)
+
+
+def _stop(exc: BaseException | None) -> BaseException | None:
+    """The suite's own stop (a known or expected failure, a declined step) behind ``exc``
+    (asked only when no failure of the suite's own is behind it)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, (KnownFailure, ExpectedFailure, Declined)):
+            return exc
+        if _GROUP is not None and isinstance(exc, _GROUP):
+            for sub in exc.exceptions:
+                found = _stop(sub)
+                if found is not None:
+                    return found
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
 
 
 def _unwrap(exc: BaseException | None) -> BaseException | None:

@@ -16,6 +16,7 @@ import pytest
 from acl_conformance.adapters.registry import AdapterResolutionError
 from acl_conformance.conformance import context
 from acl_conformance.conformance import results
+from acl_conformance.conformance.expectations import Expectations
 from acl_conformance.conformance.expectations import short_id
 
 from . import shared
@@ -26,6 +27,7 @@ _RESULTS = pytest.StashKey[list[dict[str, Any]]]()
 _STARTED = pytest.StashKey[tuple[str, float]]()
 _BACKEND = pytest.StashKey[dict[str, Any]]()
 _DIED = pytest.StashKey[list[pytest.TestReport]]()
+_JOURNAL = pytest.StashKey[results.Journal]()
 _CONFIG: list[pytest.Config] = []
 
 
@@ -51,6 +53,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         time.monotonic(),
     )
+    path = session.config.getoption("acl_results")
+    if path and not hasattr(session.config, "workerinput"):
+        # What finishes is kept as it finishes: a run stopped before its end still has it.
+        journal = results.Journal(results.journal_path(Path(path)))
+        journal.write("header", _header(session.config))
+        session.config.stash[_JOURNAL] = journal
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -58,25 +66,51 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     props = dict(report.user_properties)
     if not _CONFIG:
         return
+    config = _CONFIG[0]
+    journal = config.stash.get(_JOURNAL, None)
     if "suite_id" not in props:
         if report.failed and "crashed while running" in str(report.longrepr):
             # pytest-xdist's report for a test whose worker died: resolved at the end,
             # when the surviving workers have said what each test is.
-            _CONFIG[0].stash.setdefault(_DIED, []).append(report)
+            config.stash.setdefault(_DIED, []).append(report)
+            if journal is not None:
+                journal.write("record", _died(config, report))
         return
     backend: Any = props.get("backend")
     if isinstance(backend, dict):
-        _CONFIG[0].stash[_BACKEND] = backend
+        config.stash[_BACKEND] = backend
+        if journal is not None:
+            journal.write("backend", backend)
     status = results.status_of(report, props)
     if status is None:
         return
-    _CONFIG[0].stash.setdefault(_RESULTS, []).append(results.record(report, status))
+    record = results.record(report, status)
+    config.stash.setdefault(_RESULTS, []).append(record)
+    if journal is not None:
+        journal.write("record", record)
+
+
+def _died(config: pytest.Config, report: pytest.TestReport) -> dict[str, Any]:
+    """The crash record of a test whose worker died, as far as the collected list tells
+    (the journal's: the workers' own account of their tests comes only at the end)."""
+    path = Path(config.getoption("acl_results"))
+    listed = {t["nodeid"]: t for t in results.read_collected(results.collected_path(path)) or []}
+    t = listed.get(report.nodeid, {})
+    return results.crash_record(
+        report.nodeid,
+        t.get("suite_id", short_id(report.nodeid)),
+        t.get("requirements", []),
+        f"the test's process died: {str(report.longrepr).strip()[:2000]}",
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     suite = config.stash.get(shared.SUITE, None)
     path = config.getoption("acl_results")
+    journal = config.stash.get(_JOURNAL, None)
+    if journal is not None:
+        journal.close()
     if path and not hasattr(config, "workerinput"):
         _write_results(config, suite, Path(path), int(exitstatus))
     if suite is not None:
@@ -100,38 +134,51 @@ def _write_results(
             ("message", f"the test's process died: {str(rep.longrepr).strip()[:2000]}"),
         ]
         records.append(results.record(rep, "crash"))
-    expectations = config.stash[shared.EXPECT]
     backend = config.stash.get(_BACKEND, {})
-    started, t0 = config.stash.get(_STARTED, ("", time.monotonic()))
+    _started, t0 = config.stash.get(_STARTED, ("", time.monotonic()))
     doc = results.document(
-        adapter=config.getoption("acl_adapter"),
-        adapter_options=adapter_options(config),
-        profile=config.getoption("acl_profile"),
+        **_header(config),
         backend_name=backend.get("name") or config.getoption("acl_adapter"),
         backend_version=backend.get("version")
         or (suite.backend_version if suite is not None else ""),
         capabilities=backend.get("capabilities"),
-        hypothesis_profile=config.getoption("acl_hypothesis_profile"),
-        seed=config.getoption("acl_seed"),
-        examples=config.getoption("acl_examples"),
-        workers=int(getattr(config.option, "numprocesses", 0) or 0),
-        started=started,
         duration_s=time.monotonic() - t0,
         exitstatus=exitstatus,
         results=records,
-        selected=list(config.getoption("acl_requirement")),
-        expectations={
-            "file": expectations.source or None,
-            "entries": [
-                {
-                    "key": e.key,
-                    "kind": "requirement" if e.is_requirement else "test",
-                    "reason": e.reason,
-                    "link": e.link,
-                }
-                for e in expectations.entries
-            ],
-        },
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
+
+
+def _listing(listing: Expectations) -> dict[str, Any]:
+    """An expectations (or flakes) file as the results document keeps it."""
+    return {
+        "file": listing.source or None,
+        "entries": [
+            {
+                "key": e.key,
+                "kind": "requirement" if e.is_requirement else "test",
+                "reason": e.reason,
+                "link": e.link,
+            }
+            for e in listing.entries
+        ],
+    }
+
+
+def _header(config: pytest.Config) -> dict[str, Any]:
+    """What the results document says of the run, known before any test runs."""
+    started, _t0 = config.stash.get(_STARTED, ("", 0.0))
+    return {
+        "adapter": config.getoption("acl_adapter"),
+        "adapter_options": adapter_options(config),
+        "profile": config.getoption("acl_profile"),
+        "hypothesis_profile": config.getoption("acl_hypothesis_profile"),
+        "seed": config.getoption("acl_seed"),
+        "examples": config.getoption("acl_examples"),
+        "workers": int(getattr(config.option, "numprocesses", 0) or 0),
+        "started": started,
+        "selected": list(config.getoption("acl_requirement")),
+        "expectations": _listing(config.stash[shared.EXPECT]),
+        "flakes": _listing(config.stash[shared.FLAKES]),
+    }

@@ -21,6 +21,8 @@ EXPECT = pytest.StashKey[Expectations]()
 """On the config: the expectations file (empty when none was given)."""
 SKIPS = pytest.StashKey[Expectations]()
 """On the config: the skips file (empty when none was given)."""
+FLAKES = pytest.StashKey[Expectations]()
+"""On the config: the flakes file (empty when none was given)."""
 LISTED = pytest.StashKey[str]()
 """On a test the expectations file lists by its id: the entry, described."""
 

@@ -56,8 +56,9 @@ def test_header_and_double_build_a_program(tmp_path: Path, language: str) -> Non
 
 
 def test_double_variants_compile_warning_free() -> None:
-    """Every planted bug, fault and release builds under -Wall -Wextra -Werror (no unused
-    code), alone and with a bug whose helper the release leaves out."""
+    """Every planted bug, fault, release and device-like behaviour builds under -Wall
+    -Wextra -Werror (no unused code), alone and with a bug whose helper the release leaves
+    out (or whose path a behaviour replaces)."""
     for spec in (
         "bound-off-by-one",
         "kind-unchecked",
@@ -66,6 +67,12 @@ def test_double_variants_compile_warning_free() -> None:
         "stream-limit:3",
         "no-symbol-apis",
         "no-symbol-apis,kind-unchecked",
+        "setup-ms:5",
+        "frees-wait",
+        "host-funcs-serial",
+        "pageable-staged",
+        "pageable-staged,pageable-late",
+        "device-like",
     ):
         assert build.build_double(build.double_defines(spec)).is_file()
     assert build.build_double(build.double_defines("segv-on:aclrtStreamQuery")).is_file()

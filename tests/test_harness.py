@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from test_simulator_support import watchdog
 
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.conformance import ops
@@ -276,6 +277,96 @@ def test_the_trace_numbers_host_threads_as_the_harness_and_the_model_do() -> Non
             "[thread 1] aclrtSetDevice(0)",
             "[thread 1] aclrtGetDevice(&device_id)",
         ]
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+# -- a device that legally waits for more (the simulator's device-like options) -----------
+def _until_held(sim: Simulator, device: int) -> None:
+    """White-box: wait until a host function of ``device`` holds its lock (a gate runs)."""
+    deadline = time.monotonic() + 10
+    while not sim._host_func_locks[device].locked():
+        assert time.monotonic() < deadline, "no gate ever ran"
+        time.sleep(0.001)
+
+
+@pytest.mark.parametrize("profile", ["spec", "cann"])
+def test_a_closed_gate_holding_another_streams_open_gate_is_judged_legal(profile: str) -> None:
+    """host_funcs_serial: gate A runs, closed; gate B on another stream is opened but cannot
+    run.  A short synchronisation of B times out, B is NOT_READY, and a wait for B is
+    released (the suite opens A) and judged knowing A opened: nothing is a violation."""
+    sim = Simulator(host_funcs_serial=True)
+    h = harness(sim, profile=profile)
+    try:
+        with watchdog(sim):  # a hang fails the test
+            s1, s2 = h.stream(), h.stream()
+            h.gate(s1)
+            _until_held(sim, 0)
+            g_b = h.gate(s2)
+            src = h.pinned(16, ops.pattern(5, 16))
+            ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s2)
+            h.open(g_b)
+            assert h.call("synchronize_stream_with_timeout", stream=s2, timeout=20).code == 507046
+            assert h.call("stream_query", stream=s2)["status"] == 1  # NOT_READY
+            h.watch("g_arr256", 0.05)
+            r = ops.sync(h, s2)
+            assert r.ok and set(h.gates) <= r.gates_open  # released, not timed out
+            assert h.observe("g_arr256")[:16] == ops.pattern(5, 16)
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+@pytest.mark.parametrize("call", ["free_host", "host_unregister"])
+def test_a_free_that_waits_for_the_device_is_released_and_judged(call: str) -> None:
+    """frees_wait: a page-locked copy pending behind a closed gate on device 1, then the
+    free of its source (or the unregistration of another page) on device 0: the call waits
+    for the gate, the suite opens it, and the call and the bytes are judged knowing that."""
+    sim = Simulator(frees_wait=True)
+    h = harness(sim, profile="spec")
+    try:
+        with watchdog(sim):  # a hang fails the test
+            src = h.pinned(16, ops.pattern(6, 16))
+            page = h.pageable(2 * 4096)
+            ptr = (page.address + 4095) & ~4095
+            assert h.call("host_register", ptr=ptr, size=4096).ok
+            with h.on_device(1):
+                s = h.stream()
+                g = h.gate(s)
+                h.baseline("g_arr256")
+                ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)
+            if call == "free_host":
+                r = h.call("free_host", host_ptr=src.address)
+                h.buffers.remove(src)
+            else:
+                r = h.call("host_unregister", ptr=ptr)
+            assert r.ok and g in r.gates_open  # released, not timed out
+            with h.on_device(1):
+                ops.sync(h, s)
+                h.observe("g_arr256")  # judged: the copy ran before (or while) its source went
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+def test_a_slow_context_creation_under_a_closed_gate_is_released_and_judged() -> None:
+    """setup_ms longer than the suite waits before opening its gates: setting a new device
+    while a gate is closed has the gate opened; what follows is judged knowing that."""
+    sim = Simulator(setup_ms=400)
+    h = harness(sim, profile="cann")
+    try:
+        with watchdog(sim):  # a hang fails the test
+            s = h.stream()
+            g = h.gate(s)
+            src = h.pinned(16, ops.pattern(7, 16))
+            ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)
+            r = h.call("set_device", device_id=1)
+            assert r.ok and g in r.gates_open
+            h.call("set_device", device_id=0)
+            h.call("stream_query", stream=s)  # COMPLETE or NOT_READY: the gate is open
+            ops.sync(h, s)
+            assert h.observe("g_arr256")[:16] == ops.pattern(7, 16)
     finally:
         h.close()
         h.adapter.close()

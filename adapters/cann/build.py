@@ -75,6 +75,28 @@ none of the six symbol APIs (aclrtGetSymbolAddress, aclrtGetSymbolSize,
 aclrtMemcpy{To,From}Symbol[Async]), as CANN before 9.1.0."""
 
 
+DEVICE: dict[str, str] = {
+    "setup-ms": "ACL_DOUBLE_SETUP_MS",
+    "frees-wait": "ACL_DOUBLE_FREES_WAIT",
+    "host-funcs-serial": "ACL_DOUBLE_HOST_FUNCS_SERIAL",
+    "pageable-staged": "ACL_DOUBLE_PAGEABLE_STAGED",
+}
+"""Legal behaviours of a real asynchronous device (an ACL implementation on a GPU), each
+within the spec: ``setup-ms:<N>`` makes creating a device's context (an aclrtSetDevice
+that finds none live) sleep N ms; ``frees-wait`` makes aclrtFreeHost and
+aclrtHostUnregister wait until every stream of every device with a live context is idle,
+host functions included; ``host-funcs-serial`` runs the host functions of all streams of
+one device one at a time, so a blocked one holds the others; ``pageable-staged`` makes a
+pageable aclrtMemcpyToSymbolAsync copy its source into a staging buffer at the call, issue
+the copy from there on the stream and wait for it.  ``device-like[:N]`` is all four, with
+``setup-ms:N`` (default :data:`DEVICE_LIKE_SETUP_MS`)."""
+
+DEVICE_LIKE_SETUP_MS = 200
+"""The context creation time of ``device-like`` without ``:N`` (a real device's, roughly)."""
+
+_MAX_SETUP_MS = 60_000
+
+
 class BuildError(Exception):
     """A build could not be made; the message is one line."""
 
@@ -84,7 +106,7 @@ class BuildError(Exception):
 
 def double_defines(spec: str) -> tuple[str, ...]:
     """The ``-D`` macros for a double variant named like ``kind-unchecked,segv-on:aclrtStreamQuery``
-    (see :data:`BUGS`, :data:`FAULTS` and :data:`RELEASES`).
+    (see :data:`BUGS`, :data:`FAULTS`, :data:`RELEASES` and :data:`DEVICE`).
 
     ``""``, ``"1"`` and ``"plain"`` are the correct double.  ValueError (one line)
     for an unknown name.
@@ -105,10 +127,39 @@ def double_defines(spec: str) -> tuple[str, ...]:
             out.append(f"{FAULTS['stream-limit']}={int(arg)}")
         elif name in RELEASES and not arg:
             out.append(RELEASES[name])
+        elif name == "setup-ms" and _milliseconds(arg) is not None:
+            out.append(f"{DEVICE['setup-ms']}={_milliseconds(arg)}")
+        elif name in DEVICE and name != "setup-ms" and not arg:
+            out.append(DEVICE[name])
+        elif name == "device-like" and (not arg or _milliseconds(arg) is not None):
+            ms = _milliseconds(arg) if arg else DEVICE_LIKE_SETUP_MS
+            out += [f"{DEVICE['setup-ms']}={ms}", *(DEVICE[n] for n in DEVICE if n != "setup-ms")]
         else:
-            known = [*BUGS, "segv-on:<ACL function>", "hang-sync", "stream-limit:<N>", *RELEASES]
+            known = [
+                *BUGS,
+                "segv-on:<ACL function>",
+                "hang-sync",
+                "stream-limit:<N>",
+                *RELEASES,
+                "setup-ms:<N>",
+                *(n for n in DEVICE if n != "setup-ms"),
+                "device-like[:<N>]",
+            ]
             raise ValueError(f"unknown double variant {item!r}; known: {', '.join(known)}")
-    return tuple(sorted(set(out)))
+    defines = tuple(sorted(set(out)))
+    valued = [d.partition("=")[0] for d in defines if "=" in d]
+    twice = sorted({m for m in valued if valued.count(m) > 1})
+    if twice:  # the compiler would refuse the second definition
+        raise ValueError(f"double variant {spec!r} gives {twice[0]} two different values")
+    return defines
+
+
+def _milliseconds(arg: str) -> int | None:
+    """``arg`` as a whole number of milliseconds (0 to 60000), or None."""
+    if not (arg.isascii() and arg.isdigit() and len(arg) <= 9):
+        return None
+    ms = int(arg)
+    return ms if ms <= _MAX_SETUP_MS else None
 
 
 def cache_root() -> Path:

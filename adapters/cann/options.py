@@ -13,7 +13,14 @@ Options (strings, as ``--adapter-option KEY=VALUE`` gives them):
     build the bundled C double and the agent against it; variants plant bugs or
     faults: ``bound-off-by-one``, ``kind-unchecked``, ``pageable-late``,
     ``segv-on:<ACL function>``, ``hang-sync``, ``stream-limit:<N>``; or stand for
-    another release: ``no-symbol-apis``.
+    another release: ``no-symbol-apis``; or behave, legally, like a real asynchronous
+    device: ``setup-ms:<N>`` (creating a device's context sleeps N ms),
+    ``frees-wait`` (aclrtFreeHost and aclrtHostUnregister wait until every stream of
+    every device with a live context is idle), ``host-funcs-serial`` (the host
+    functions of one device run one at a time: a blocked one holds the other streams'),
+    ``pageable-staged`` (a pageable aclrtMemcpyToSymbolAsync takes its source at the
+    call, copies from a staging buffer on the stream and waits for it), and
+    ``device-like[:N]``, all four with ``setup-ms:N`` (default 200).
 ``ascend_home_path=DIR`` [``soc_version=SOC``]
     build the agent for CANN with CMake and the ASC toolchain (environment
     fallback ``ASCEND_HOME_PATH``; needs ``ASCENDC_CMAKE_DIR`` and ``SOC_VERSION``).

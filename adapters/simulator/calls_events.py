@@ -108,7 +108,9 @@ class EventCalls(SimulatorCore):
     # -- the stream gate ----------------------------------------------------
     def launch_gate(self, stream: int) -> tuple[int, int]:
         """aclrtLaunchHostFunc with a blocking host function: the stream (NULL = default;
-        107002, 107017), then 107003 for another context's stream."""
+        107002, 107017), then 107003 for another context's stream.  With
+        ``host_funcs_serial`` the gate holds its device's host function lock while it runs,
+        so a closed gate holds the gates of the device's other streams."""
         self._check_open()
         code, strm = self._submit_stream(stream)
         if strm is None:
@@ -116,7 +118,15 @@ class EventCalls(SimulatorCore):
         with self._lock:
             gate = Gate(next(self._gate_ids))
             self._gates[gate.id] = gate
-        if strm.enqueue(gate.task) is None:
+        task = gate.task
+        if self.options.host_funcs_serial:
+            lock = self._host_func_locks[strm.device]
+
+            def task() -> None:
+                with lock:
+                    gate.task()
+
+        if strm.enqueue(task) is None:
             return ACL_ERROR_RT_INVALID_HANDLE, 0
         return ACL_SUCCESS, gate.id
 

@@ -45,11 +45,14 @@ class HostMemoryCalls(SimulatorCore):
 
     def free_host(self, host_ptr: int) -> int:
         """aclrtFreeHost: NULL 100000.  Choice: a pointer that is not the start of live
-        aclrtMallocHost memory is 107000."""
+        aclrtMallocHost memory is 107000.  With ``frees_wait``, first waits until every
+        live context's streams are idle."""
         self._check_open()
         address = cabi.pointer(host_ptr)
         if address == 0:
             return ACL_ERROR_INVALID_PARAM
+        if self.options.frees_wait:
+            self._wait_every_device_idle()
         if not self._host.free(address, pinned=True):
             return ACL_ERROR_RT_PARAM_INVALID
         return ACL_SUCCESS
@@ -94,11 +97,14 @@ class HostMemoryCalls(SimulatorCore):
 
     def host_unregister(self, ptr: int) -> int:
         """aclrtHostUnregister: NULL 100000.  Choice: anything but the exact start of a
-        registered range (interior pointers included) is 507911."""
+        registered range (interior pointers included) is 507911.  With ``frees_wait``,
+        first waits as aclrtFreeHost does."""
         self._check_open()
         address = cabi.pointer(ptr)
         if address == 0:
             return ACL_ERROR_INVALID_PARAM
+        if self.options.frees_wait:
+            self._wait_every_device_idle()
         if not self._host.unregister(address):
             return ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED
         return ACL_SUCCESS

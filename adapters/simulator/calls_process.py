@@ -7,6 +7,7 @@ Checks, codes and ``Choice:`` marks: as the package docstring says for every cal
 from __future__ import annotations
 
 import itertools
+import time
 
 from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
 from acl_conformance.reference_impl.constants import ACL_ERROR_REPEAT_FINALIZE
@@ -57,12 +58,20 @@ class ProcessCalls(SimulatorCore):
         return ACL_SUCCESS, f"acl-conformance-simulator {__version__} ({self.options.describe()})"
 
     def set_device(self, device_id: int) -> int:
-        """aclrtSetDevice.  An id out of range is 107001 (ACL_ERROR_RT_INVALID_DEVICEID)."""
+        """aclrtSetDevice.  An id out of range is 107001 (ACL_ERROR_RT_INVALID_DEVICEID).
+        With ``setup_ms``, creating the device's context (no live one) sleeps that long,
+        one creation at a time."""
         self._check_open()
         device = cabi.int32(device_id)
         if not self._devices.valid(device):
             return ACL_ERROR_RT_INVALID_DEVICEID
-        self._devices.set_device(device)
+        if not self.options.setup_ms:
+            self._devices.set_device(device)
+            return ACL_SUCCESS
+        with self._setup_lock:  # setup_ms: creating a context takes that long
+            if self._devices.context_of(device) is None:
+                time.sleep(self.options.setup_ms / 1000.0)
+            self._devices.set_device(device)
         return ACL_SUCCESS
 
     def get_device(self) -> tuple[int, int]:

@@ -20,6 +20,7 @@ from acl_conformance.reference_impl.constants import TO_SYMBOL_KINDS
 from . import cabi
 from .core import SimulatorCore
 from .layout import ByteArray
+from .streams import Stream
 from .streams import Task
 
 
@@ -72,8 +73,10 @@ class SymbolCalls(SimulatorCore):
         Then, by the start pointer of ``src``: *pinned* (aclrtMallocHost or registered):
         another context's stream 107003, else a task that reads the source when it runs
         (or at the call, with ``pinned_read="call"``); *pageable*: drain the stream (any
-        device's), copy, return.  Choice: a source range that does not lie in one live
-        host buffer is 107000, nothing written or enqueued (for pageable: after the drain).
+        device's), copy, return; with ``pageable_staged``: copy the source now, issue a task
+        that copies that copy, return once the stream has run it.  Choice: a source range
+        that does not lie in one live host buffer is 107000, nothing written or enqueued
+        (for pageable: after the drain).
         """
         self._check_open()
         src_ptr, n = cabi.pointer(src), cabi.size_t(count)
@@ -160,6 +163,18 @@ class SymbolCalls(SimulatorCore):
             np.copyto(host, device)
         return ACL_SUCCESS
 
+    def _copy_staged(self, strm: Stream, host_ptr: int, n: int, device: ByteArray) -> int:
+        """``pageable_staged``: the source as at the call into a staging copy, a task on
+        ``strm`` that copies it to ``device``, then the drain (which waits for that task).
+        107000 (after the drain, nothing enqueued) unless the source lies in one live
+        buffer."""
+        host = self._host.view(host_ptr, n)
+        if host is None:
+            return self._pageable_drain(strm) or ACL_ERROR_RT_PARAM_INVALID
+        if strm.enqueue(_copy_task(device, host.copy())) is None:
+            return ACL_ERROR_RT_INVALID_HANDLE
+        return self._pageable_drain(strm)
+
     def _copy_on_stream(
         self, stream: int, host_ptr: int, n: int, device: ByteArray, to_device: bool
     ) -> int:
@@ -171,6 +186,8 @@ class SymbolCalls(SimulatorCore):
         if strm is None:
             return code
         if not self._host.is_pinned(host_ptr):
+            if to_device and self.options.pageable_staged:
+                return self._copy_staged(strm, host_ptr, n, device)
             # a failed drain's code, else the copy's
             return self._pageable_drain(strm) or self._copy_now(host_ptr, n, device, to_device)
         code = self._submit_check(strm, ctx)

@@ -92,6 +92,11 @@ class SimulatorCore(Adapter):
         host_reuse: bool | str = False,
         pageable_waits: str = "stream",
         default_stream: bool | str = True,
+        setup_ms: float | str | None = None,
+        frees_wait: bool | str | None = None,
+        host_funcs_serial: bool | str | None = None,
+        pageable_staged: bool | str | None = None,
+        device_like: bool | str = False,
     ) -> None:
         """Options may be given as values or as strings (see ``from_options``)."""
         self.options: Options = parse(
@@ -107,6 +112,18 @@ class SimulatorCore(Adapter):
                 "host_reuse": host_reuse,
                 "pageable_waits": pageable_waits,
                 "default_stream": default_stream,
+                "device_like": device_like,
+                # None: not given (device_like decides); the shorthand never overrides these.
+                **{
+                    k: v
+                    for k, v in {
+                        "setup_ms": setup_ms,
+                        "frees_wait": frees_wait,
+                        "host_funcs_serial": host_funcs_serial,
+                        "pageable_staged": pageable_staged,
+                    }.items()
+                    if v is not None
+                },
             }
         )
         opts = self.options
@@ -126,6 +143,10 @@ class SimulatorCore(Adapter):
         self._init_count = 0
         self._init_config: str | None = None
         self._devices = Devices(opts.devices, self.layout, self._new_default_stream)
+        self._setup_lock = threading.Lock()
+        """``setup_ms``: one context creation at a time."""
+        self._host_func_locks = [threading.Lock() for _ in range(opts.devices)]
+        """``host_funcs_serial``: held while a host function (gate) of the device runs."""
         # A simulator dropped without close() must not leave blocked worker threads behind.
         weakref.finalize(self, _abort_all, self._live_streams, self._gates)
 
@@ -278,6 +299,18 @@ class SimulatorCore(Adapter):
         for s in [stream, *(o for o in others if o is not stream)]:
             code = self._wait_code(s, s.drain()) or code
         return code
+
+    def _wait_every_device_idle(self) -> None:
+        """``frees_wait``: wait until every stream of every live context has run what was
+        issued before now (what freeing page-locked memory does on a device that cannot tell
+        which tasks still use it)."""
+        targets = []
+        for ctx in self._devices.contexts():
+            with self._lock:
+                streams = [ctx.default_stream, *ctx.streams.values()]
+            targets += [(s, s.issued()) for s in streams]
+        for stream, seq in targets:
+            stream.wait_for(seq)
 
     @staticmethod
     def _wait_code(stream: Stream, result: Wait) -> int:

@@ -20,6 +20,10 @@ stream of its device (slower, and legal: the text only says it returns once the 
 is complete)."""
 
 
+DEVICE_LIKE_SETUP_MS = 200
+"""``setup_ms`` under ``device_like`` unless given: a real device's context creation, roughly."""
+
+
 @dataclass(frozen=True)
 class Options:
     """Validated simulator options."""
@@ -41,6 +45,18 @@ class Options:
     pageable_waits: str = "stream"
     default_stream: bool = True
     """False: the backend has no default stream; NULL is rejected wherever a stream goes."""
+    setup_ms: float = 0.0
+    """Creating a device's context (a set_device that finds none live) takes this long."""
+    frees_wait: bool = False
+    """aclrtFreeHost and aclrtHostUnregister first wait until every stream of every device
+    with a live context has run what was issued before the call (gates included)."""
+    host_funcs_serial: bool = False
+    """The host functions (gates) of all streams of one device run one at a time: a closed
+    gate holds the gates of every other stream of its device."""
+    pageable_staged: bool = False
+    """A pageable aclrtMemcpyToSymbolAsync copies its source at the call, issues the copy
+    from that copy on the stream and returns once it has run (the device gets the source as
+    at the call, not as at the moment the stream drained)."""
 
     def describe(self) -> str:
         """The options that change behaviour, as ``name=value`` pairs."""
@@ -57,10 +73,20 @@ class Options:
             parts.append(f"pageable_waits={self.pageable_waits}")
         if not self.default_stream:
             parts.append("default_stream=0")
+        if self.setup_ms:
+            parts.append(f"setup_ms={self.setup_ms:g}")
+        for flag in ("frees_wait", "host_funcs_serial", "pageable_staged"):
+            if getattr(self, flag):
+                parts.append(f"{flag}=1")
         return ", ".join(parts)
 
 
-NAMES: tuple[str, ...] = tuple(f.name for f in fields(Options))
+DEVICE_LIKE = "device_like"
+"""A shorthand option, not a field: the four device-like options at once (``setup_ms``
+``DEVICE_LIKE_SETUP_MS`` unless given, ``frees_wait``, ``host_funcs_serial``,
+``pageable_staged``); each may still be given on its own."""
+
+NAMES: tuple[str, ...] = (*(f.name for f in fields(Options)), DEVICE_LIKE)
 
 
 def _int(name: str, value: Any) -> int:
@@ -127,6 +153,13 @@ def parse(raw: Mapping[str, Any]) -> Options:
     if unknown:
         raise ValueError(f"unknown simulator option {unknown[0]!r} (known: {', '.join(NAMES)})")
     d = Options()
+    if _bool(DEVICE_LIKE, raw.get(DEVICE_LIKE, False)):
+        d = Options(
+            setup_ms=DEVICE_LIKE_SETUP_MS,
+            frees_wait=True,
+            host_funcs_serial=True,
+            pageable_staged=True,
+        )
     opts = Options(
         devices=_int("devices", raw.get("devices", d.devices)),
         schedule=_choice("schedule", raw.get("schedule", d.schedule), SCHEDULES),
@@ -141,6 +174,12 @@ def parse(raw: Mapping[str, Any]) -> Options:
             "pageable_waits", raw.get("pageable_waits", d.pageable_waits), PAGEABLE_WAITS
         ),
         default_stream=_bool("default_stream", raw.get("default_stream", d.default_stream)),
+        setup_ms=_float("setup_ms", raw.get("setup_ms", d.setup_ms)),
+        frees_wait=_bool("frees_wait", raw.get("frees_wait", d.frees_wait)),
+        host_funcs_serial=_bool(
+            "host_funcs_serial", raw.get("host_funcs_serial", d.host_funcs_serial)
+        ),
+        pageable_staged=_bool("pageable_staged", raw.get("pageable_staged", d.pageable_staged)),
     )
     if opts.devices < 1:
         raise ValueError(f"simulator option devices={opts.devices}: at least 1")
@@ -148,6 +187,8 @@ def parse(raw: Mapping[str, Any]) -> Options:
         raise ValueError(f"simulator option max_delay_ms={opts.max_delay_ms}: must be >= 0")
     if opts.max_streams < 1:
         raise ValueError(f"simulator option max_streams={opts.max_streams}: at least 1")
+    if not 0 <= opts.setup_ms <= 60_000:
+        raise ValueError(f"simulator option setup_ms={opts.setup_ms:g}: 0 to 60000")
     if opts.host_limit < 0:
         raise ValueError(f"simulator option host_limit={opts.host_limit}: must be >= 0")
     return opts

@@ -169,6 +169,14 @@ CATALOGUE: tuple[Variant, ...] = (
         pageable_waits="device",
     ),
     _legal(
+        "device-like",
+        "behaves like a real asynchronous device: creating a context takes 200 ms, aclrtFreeHost "
+        "and aclrtHostUnregister wait until every stream of every device is idle, the host "
+        "functions of one device run one at a time (a closed gate holds the gates of its "
+        "device's other streams), a pageable copy takes its source at the call",
+        device_like=True,
+    ),
+    _legal(
         "no-default-stream",
         "no default stream: the capability is declared off and NULL is rejected wherever a "
         "stream goes (its requirements are not supported)",

@@ -47,6 +47,28 @@
  *                                                    that outlives a test
  *   releases       ACL_DOUBLE_NO_SYMBOL_APIS         the six symbol APIs are not exported, as
  *                                                    in CANN before 9.1.0
+ *   device-like    legal behaviours of a real asynchronous device (an ACL implementation
+ *                  on a GPU), each slower or stricter than the default and within the spec:
+ *                  ACL_DOUBLE_SETUP_MS=<n>           creating a device's context (an
+ *                                                    aclrtSetDevice that finds none live: the
+ *                                                    first of the process, the first after the
+ *                                                    last aclrtResetDevice) sleeps <n> ms;
+ *                                                    one creation at a time in the process
+ *                  ACL_DOUBLE_FREES_WAIT             aclrtFreeHost and aclrtHostUnregister
+ *                                                    first wait until every stream of every
+ *                                                    device with a live context has run the
+ *                                                    tasks issued before the call (host
+ *                                                    functions included)
+ *                  ACL_DOUBLE_HOST_FUNCS_SERIAL      the host functions of all streams of one
+ *                                                    device run one at a time (a per-device
+ *                                                    lock held while one runs): a host
+ *                                                    function that blocks holds those of
+ *                                                    every other stream of its device
+ *                  ACL_DOUBLE_PAGEABLE_STAGED        aclrtMemcpyToSymbolAsync from pageable
+ *                                                    memory copies the source into a staging
+ *                                                    buffer at the call, issues a copy from it
+ *                                                    on the stream and waits for that copy:
+ *                                                    the device gets the source as at the call
  * Environment: ACL_DOUBLE_DEVICES (device count, default 2, at most 64),
  * ASCEND_RT_VISIBLE_DEVICES (which of them the process sees, as on CANN).
  */
@@ -135,6 +157,7 @@ typedef struct task {
     uint64_t wait_seq;
     aclrtHostFunc fn;
     void *arg;
+    void *staging; /* TASK_COPY from a staging buffer: freed with the task */
 } task_t;
 
 typedef struct stream {
@@ -214,6 +237,13 @@ static char *g_init_config;
 static int g_init_has_config;
 static uint64_t g_host_limit = (uint64_t)1 << 32;
 
+#ifdef ACL_DOUBLE_SETUP_MS
+static pthread_mutex_t g_setup_mu = PTHREAD_MUTEX_INITIALIZER; /* one context creation at a time */
+#endif
+#ifdef ACL_DOUBLE_HOST_FUNCS_SERIAL
+static pthread_mutex_t g_func_mu[MAX_DEVICES]; /* held while a host function of the device runs */
+#endif
+
 static __thread int tl_dev = -1;
 static __thread unsigned tl_gen;
 
@@ -245,6 +275,11 @@ static int write_at(int fd, const void *data, size_t n, size_t offset)
 
 static void init_once(void)
 {
+#ifdef ACL_DOUBLE_HOST_FUNCS_SERIAL
+    for (int i = 0; i < MAX_DEVICES; i++) {
+        pthread_mutex_init(&g_func_mu[i], NULL);
+    }
+#endif
     int physical = 2;
     const char *env = getenv("ACL_DOUBLE_DEVICES");
     if (env != NULL && *env != '\0') {
@@ -450,7 +485,14 @@ static uint64_t stream_issued(stream_t *s)
     return n;
 }
 
-static void run_task(task_t *t)
+/* Free a task and the staging buffer it owns. */
+static void task_free(task_t *t)
+{
+    free(t->staging);
+    free(t);
+}
+
+static void run_task(const stream_t *s, task_t *t)
 {
     switch (t->kind) {
     case TASK_COPY:
@@ -462,7 +504,16 @@ static void run_task(task_t *t)
         wait_seq(t->wait_on, t->wait_seq, -1);
         break;
     case TASK_FUNC:
+#ifdef ACL_DOUBLE_HOST_FUNCS_SERIAL
+        /* Host functions of one device run one at a time, as on a device whose host
+         * callbacks share one thread: one that blocks holds every other stream's. */
+        pthread_mutex_lock(&g_func_mu[s->device]);
         t->fn(t->arg);
+        pthread_mutex_unlock(&g_func_mu[s->device]);
+#else
+        (void)s;
+        t->fn(t->arg);
+#endif
         break;
     }
 }
@@ -484,11 +535,11 @@ static void *stream_worker(void *arg)
             s->tail = NULL;
         }
         pthread_mutex_unlock(&s->mu);
-        run_task(t);
+        run_task(s, t);
         pthread_mutex_lock(&s->mu);
         s->completed = t->seq;
         pthread_cond_broadcast(&s->cv);
-        free(t);
+        task_free(t);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -500,13 +551,13 @@ static aclError stream_enqueue(stream_t *s, task_t *t, uint64_t *seq)
     pthread_mutex_lock(&s->mu);
     if (s->closing) {
         pthread_mutex_unlock(&s->mu);
-        free(t);
+        task_free(t);
         return ACL_ERROR_RT_INVALID_HANDLE;
     }
     if (!s->started) {
         if (pthread_create(&s->thread, NULL, stream_worker, s) != 0) {
             pthread_mutex_unlock(&s->mu);
-            free(t);
+            task_free(t);
             return ACL_ERROR_RT_INTERNAL_ERROR;
         }
         s->started = 1;
@@ -725,6 +776,23 @@ static const char *variant_text(void)
 #ifdef ACL_DOUBLE_NO_SYMBOL_APIS
            " no-symbol-apis"
 #endif
+#if defined(ACL_DOUBLE_SETUP_MS) && defined(ACL_DOUBLE_FREES_WAIT) &&                            \
+    defined(ACL_DOUBLE_HOST_FUNCS_SERIAL) && defined(ACL_DOUBLE_PAGEABLE_STAGED)
+           " device-like-" STR(ACL_DOUBLE_SETUP_MS) /* all four: short, the version has 128 bytes */
+#else
+#ifdef ACL_DOUBLE_SETUP_MS
+           " device=setup-ms-" STR(ACL_DOUBLE_SETUP_MS)
+#endif
+#ifdef ACL_DOUBLE_FREES_WAIT
+           " device=frees-wait"
+#endif
+#ifdef ACL_DOUBLE_HOST_FUNCS_SERIAL
+           " device=host-funcs-serial"
+#endif
+#ifdef ACL_DOUBLE_PAGEABLE_STAGED
+           " device=pageable-staged"
+#endif
+#endif
         ;
 }
 
@@ -801,12 +869,8 @@ out:
 
 /* -------------------------------------------------------------- devices -- */
 
-aclError aclrtSetDevice(int32_t deviceId)
+static aclError set_device(int32_t deviceId)
 {
-    ENTER();
-    if (deviceId < 0 || deviceId >= g_ndev) {
-        return ACL_ERROR_RT_INVALID_DEVICEID;
-    }
     aclError code = ACL_SUCCESS;
     pthread_mutex_lock(&g_mu);
     device_t *d = &g_dev[deviceId];
@@ -839,6 +903,39 @@ aclError aclrtSetDevice(int32_t deviceId)
 out:
     pthread_mutex_unlock(&g_mu);
     return code;
+}
+
+#ifdef ACL_DOUBLE_SETUP_MS
+static void sleep_ms(long ms)
+{
+    struct timespec left = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+}
+#endif
+
+aclError aclrtSetDevice(int32_t deviceId)
+{
+    ENTER();
+    if (deviceId < 0 || deviceId >= g_ndev) {
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+#ifdef ACL_DOUBLE_SETUP_MS
+    /* Creating a context takes time on a real device.  One creation at a time, outside
+     * g_mu, so that the process's other calls (and the streams) go on meanwhile. */
+    pthread_mutex_lock(&g_setup_mu);
+    pthread_mutex_lock(&g_mu);
+    int creating = !g_dev[deviceId].live;
+    pthread_mutex_unlock(&g_mu);
+    if (creating) {
+        sleep_ms(ACL_DOUBLE_SETUP_MS);
+    }
+    aclError code = set_device(deviceId);
+    pthread_mutex_unlock(&g_setup_mu);
+    return code;
+#else
+    return set_device(deviceId);
+#endif
 }
 
 /* End device d's context (caller holds g_mu): every stream and event dies at once;
@@ -1187,6 +1284,43 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 
 /* ---------------------------------------------------------- host memory -- */
 
+#ifdef ACL_DOUBLE_FREES_WAIT
+/* Wait until every stream of every device with a live context has run the tasks issued
+ * before now, host functions included (what freeing page-locked memory does on a device
+ * that cannot tell which tasks still use it). */
+static void wait_every_device_idle(void)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&g_mu);
+    for (int d = 0; d < g_ndev; d++) {
+        if (g_dev[d].live) {
+            n += 1 + (size_t)g_dev[d].nstreams;
+        }
+    }
+    stream_t **targets = calloc(n ? n : 1, sizeof *targets);
+    uint64_t *seqs = calloc(n ? n : 1, sizeof *seqs);
+    size_t k = 0;
+    for (int d = 0; d < g_ndev && targets != NULL && seqs != NULL; d++) {
+        if (!g_dev[d].live) {
+            continue;
+        }
+        targets[k++] = g_dev[d].default_stream;
+        for (stream_t *s = g_dev[d].streams; s != NULL && k < n; s = s->ctx_next) {
+            targets[k++] = s;
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        seqs[i] = stream_issued(targets[i]);
+    }
+    pthread_mutex_unlock(&g_mu); /* waits hold no lock */
+    for (size_t i = 0; i < k; i++) {
+        wait_seq(targets[i], seqs[i], -1);
+    }
+    free(targets);
+    free(seqs);
+}
+#endif
+
 aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     ENTER();
@@ -1211,6 +1345,9 @@ aclError aclrtFreeHost(void *hostPtr)
 {
     ENTER();
     INVALID_PARAM_IF(hostPtr == NULL);
+#ifdef ACL_DOUBLE_FREES_WAIT
+    wait_every_device_idle();
+#endif
     if (!take_range(&g_host_allocs, hostPtr)) {
         return ACL_ERROR_RT_PARAM_INVALID; /* not the start of live aclrtMallocHost memory */
     }
@@ -1247,6 +1384,9 @@ aclError aclrtHostUnregister(void *ptr)
 {
     ENTER();
     INVALID_PARAM_IF(ptr == NULL);
+#ifdef ACL_DOUBLE_FREES_WAIT
+    wait_every_device_idle();
+#endif
     return take_range(&g_registered, ptr) ? ACL_SUCCESS : ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED;
 }
 
@@ -1285,19 +1425,53 @@ static int is_pinned(const void *p)
     return pinned;
 }
 
+/* What a copy from or to pageable memory does. */
+enum pageable_path {
+    PAGEABLE_DRAIN_COPY, /* drain the stream, copy, return (CANN) */
+    PAGEABLE_LATE,       /* the planted bug: a task that reads the source when it runs */
+    PAGEABLE_STAGED      /* copy the source now, issue a task from the copy, wait for it */
+};
+
+/* A pageable copy staged at the call: the source is read into a staging buffer now, a
+ * copy from it is issued on the stream, and the call returns once that copy has run. */
+static aclError copy_staged(stream_t *s, void *dst, const void *src, size_t count)
+{
+    task_t *t = task_new(TASK_COPY);
+    uint8_t *staging = malloc(count);
+    if (t == NULL || staging == NULL) {
+        free(t);
+        free(staging);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    memcpy(staging, src, count); /* the source as at the call */
+    t->dst = dst;
+    t->src = staging;
+    t->count = count;
+    t->staging = staging;
+    uint64_t seq = 0;
+    RETURN_IF_ERROR(stream_enqueue(s, t, &seq));
+    wait_seq(s, seq, -1);
+    return ACL_SUCCESS;
+}
+
 /*
  * A copy that is either a task (page-locked host side: read or written when it
  * runs) or made now after draining the stream (pageable host side), as
- * rtMemcpyAsync does; host_side is the pointer whose start decides.
+ * rtMemcpyAsync does; host_side is the pointer whose start decides, pageable what a
+ * pageable one does.
  */
 static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtStream stream,
-                               const void *host_side, int pageable_late)
+                               const void *host_side, enum pageable_path pageable)
 {
     stream_t *s;
     int dev;
     unsigned gen;
     RETURN_IF_ERROR(resolve_stream(stream, &s, &dev, &gen));
-    if (is_pinned(host_side) || pageable_late) {
+    int pinned = is_pinned(host_side);
+    if (!pinned && pageable == PAGEABLE_STAGED) {
+        return copy_staged(s, dst, src, count); /* any context's stream, as a drain would */
+    }
+    if (pinned || pageable == PAGEABLE_LATE) {
         RETURN_IF_ERROR(submit_check(s, dev, gen));
         task_t *t = task_new(TASK_COPY);
         if (t == NULL) {
@@ -1424,12 +1598,14 @@ aclError aclrtMemcpyToSymbolAsync(const void *symbol, const void *src, size_t co
     if (code != ACL_SUCCESS || dst == NULL) {
         return code;
     }
-#ifdef ACL_DOUBLE_BUG_PAGEABLE_LATE
-    const int late = 1; /* the planted bug: pageable sources are read when the task runs */
+#if defined(ACL_DOUBLE_BUG_PAGEABLE_LATE)
+    const enum pageable_path pageable = PAGEABLE_LATE; /* the planted bug: read when it runs */
+#elif defined(ACL_DOUBLE_PAGEABLE_STAGED)
+    const enum pageable_path pageable = PAGEABLE_STAGED;
 #else
-    const int late = 0;
+    const enum pageable_path pageable = PAGEABLE_DRAIN_COPY;
 #endif
-    return copy_on_stream(dst, src, count, stream, src, late);
+    return copy_on_stream(dst, src, count, stream, src, pageable);
 }
 
 aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
@@ -1467,7 +1643,7 @@ aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol
     if (code != ACL_SUCCESS || src == NULL) {
         return code;
     }
-    return copy_on_stream(dst, src, count, stream, dst, 0);
+    return copy_on_stream(dst, src, count, stream, dst, PAGEABLE_DRAIN_COPY);
 }
 
 #endif /* ACL_DOUBLE_NO_SYMBOL_APIS */

@@ -83,7 +83,7 @@ def test_whole_suite_passes(tmp_path: Path, double_builds: None, profile: str) -
 
 DEVICE_LIKE = "device-like:20"
 """The behaviours of a real asynchronous device, with a context creation of 20 ms (a real
-one takes about 200 ms; every example's fresh agent pays it once per device)."""
+one takes about 200 ms; every fresh agent pays it once per device)."""
 
 
 @pytest.mark.parametrize("profile", ["spec", "cann"])

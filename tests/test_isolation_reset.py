@@ -17,7 +17,7 @@ to a known state through the contract after each (``conformance/reset.py``,
   passes, "recovered", the run's shared state hears nothing of the failure, and the
   worker gives every later harness a fresh instance; a failure that fresh instances find
   too stands, charged to its requirement; with one instance and no reset (the control)
-  the leak fails the test;
+  the leak fails the test (flaky, as its replay against a fresh backend passes);
 - the catalogue's leaking variant (``stream-table-fills``) passes the whole suite by
   recovery, and fails STREAM-CALLS with one instance and no reset.
 """
@@ -353,7 +353,8 @@ def test_the_leak_fails_a_test_with_one_instance_and_no_reset(
     """The control of the test above: the same backend asking for isolation run."""
     _, recs, suite = _fake_run(pytester, TWO_STREAMS_EACH, "StreamsRunOut", "isolation=run")
     assert recs["test_x.py::test_a"]["status"] == "pass"
-    assert recs["test_x.py::test_b"]["status"] in ("fail", "error"), recs["test_x.py::test_b"]
+    # (flaky: the failing trace, replayed against a fresh backend, passes)
+    assert recs["test_x.py::test_b"]["status"] in ("fail", "flaky"), recs["test_x.py::test_b"]
     assert "207008" in (recs["test_x.py::test_b"]["message"] or "")
     assert not suite.recovered and suite.agents == Counter({"start": 1})
 
@@ -424,7 +425,7 @@ def test_the_leaking_variant_passes_by_recovery_and_fails_without(tmp_path: Path
     doc, agents, recovered = _variant_run(
         tmp_path, ["isolation=run"], ["--acl-no-shrink", "--acl-stop-on", "STREAM-CALLS"]
     )
-    failed = [r for r in doc["results"] if r["status"] in ("fail", "error")]
+    failed = [r for r in doc["results"] if r["status"] in ("fail", "flaky")]
     assert failed and not recovered, agents
     assert not agents["recheck on a fresh agent"] and not agents["after a recovery"], agents
     assert any(

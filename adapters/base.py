@@ -57,11 +57,15 @@ class Adapter(ABC):
 
     isolation: str = "run"
     """How long one instance of the backend may serve the suite: ``"run"`` (one per worker
-    process: every test of the worker, each example and shrink step), ``"test"`` (a fresh
-    instance for each test), ``"example"`` (a fresh one for every harness: each Hypothesis
-    example and shrink step).  A backend whose state outlives a test (a per-process table
-    that fills up, a leak) must not fail a later test: such a backend asks for more
-    isolation, at the cost of starting it more often."""
+    process: every test of the worker, each example and shrink step), ``"reset"`` (one per
+    worker too, brought back to a known state through the contract after every harness:
+    what it made released, the variables it wrote rewritten and read back; a fresh
+    instance after a crash, a hang, a failed reset, or a failure that fresh instances do
+    not reproduce), ``"test"`` (a fresh instance for each test), ``"example"`` (a fresh one
+    for every harness: each Hypothesis example and shrink step).  A backend whose state
+    outlives a test (a per-process table that fills up, a leak) must not fail a later
+    test: such a backend asks for more isolation, at the cost of starting it more often
+    (see ``conformance/context.py``)."""
 
     calls_may_hang: bool = True
     """Whether a call can fail to return (a real runtime, a driver, a third-party backend).

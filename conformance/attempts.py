@@ -9,6 +9,16 @@ masks its requirement too, up to ``MAX_ATTEMPTS`` runs.
 
 pytest sees one result per test: the attempts are merged (every failure found, the
 checks of every attempt, the masks of the last), and logged once.
+
+An attempt that fails (a failure, a crash or a hang; not a declined step, an expected
+failure or a stale expectation) after one of its harnesses ran on a backend instance that
+had served earlier harnesses (``Suite.attempt_reused``: isolation ``reset`` or ``test``)
+is run again at once with a fresh instance for every harness, and that run replaces it:
+what the earlier harnesses left behind must never fail a later test.  If the rerun fails,
+its failure stands (fresh instances found it); if it passes, the test passes, "recovered by
+a fresh agent" (``Suite.recovered``), and the worker gives every later harness a fresh
+instance.  The rerun's call report says which (user property ``fresh_agent_recheck``:
+``"recovered"`` or ``"reproduced"``).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from _pytest.runner import runtestprotocol
 
 from acl_conformance.reference_impl.evidence import Evidence
 
+from . import context
 from .failure import LAST
 
 MAX_ATTEMPTS = 5
@@ -53,10 +64,15 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     item.stash[MASKS] = frozenset()
     runs: list[list[pytest.TestReport]] = []
+    suite = context.current()
     while True:
         item.stash[ATTEMPT] = len(runs) + 1
         LAST.clear()
+        stop = item.session.shouldstop
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        if _failed(reports) and suite.attempt_reused:
+            item.session.shouldstop = stop  # (--acl-stop-on) the rerun decides
+            reports = _recheck(item, nextitem, suite)
         runs.append(reports)
         call = _call(reports)
         seen: frozenset[str] = item.stash[MASKS]
@@ -68,6 +84,32 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     for report in merge(runs):
         ihook.pytest_runtest_logreport(report=report)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+def _failed(reports: list[pytest.TestReport]) -> bool:
+    """Did the attempt fail on the backend (a failure, known failure, crash, timeout or
+    suite error; not a stale expectation, which fails on a pass)?"""
+    call = _call(reports)
+    return call is not None and call.failed and props(call).get("acl_status") != "xpass"
+
+
+def _recheck(
+    item: pytest.Item, nextitem: pytest.Item | None, suite: context.Suite
+) -> list[pytest.TestReport]:
+    """The attempt again, a fresh backend instance for every harness: its reports."""
+    _reset(item)
+    LAST.clear()
+    with suite.recheck():
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    failed = _failed(reports)
+    if not failed:
+        suite.recovered_by_fresh_agent(suite.test_id or item.nodeid)
+    call = _call(reports)
+    if call is not None:
+        call.user_properties.append(
+            ("fresh_agent_recheck", "reproduced" if failed else "recovered")
+        )
+    return reports
 
 
 def _reset(item: pytest.Item) -> None:

@@ -6,6 +6,7 @@ alone."""
 from __future__ import annotations
 
 import concurrent.futures
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -35,6 +36,17 @@ _C_RANGES = {
     "int32_t": (-(2**31), 2**31 - 1),
     "aclrtMemcpyKind": (-(2**31), 2**31 - 1),
 }
+
+
+@dataclass(frozen=True)
+class Written:
+    """A copy to a symbol that the backend accepted: what it may have written."""
+
+    device: int | None
+    """The calling thread's current device (None when the harness cannot tell)."""
+    symbol: int
+    offset: int
+    count: int
 
 
 def check_c_ranges(name: str, args: dict[str, Any]) -> None:
@@ -107,17 +119,28 @@ def check_ready_reads(h: Harness, thread: int) -> list[Violation]:
     return out
 
 
-def remember(h: Harness, name: str, args: dict[str, Any], result: CallRecord) -> None:
-    """Note what a successful call made or undid, for the harness to clean up at close."""
+def remember(h: Harness, name: str, args: dict[str, Any], result: CallRecord, thread: int) -> None:
+    """Note what a successful call made, undid or wrote, for the harness to clean up at
+    close (and for a reset to rewrite, ``reset.py``)."""
     if not result.ok:
         return
-    if name == "host_register":
+    if name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
+        if args.get("count"):
+            # Where the copy went: the thread's current device as the backend accepted it
+            # (None: not known, any device).
+            h.writes.append(
+                Written(h.thread_devices.get(thread), args["symbol"], args["offset"], args["count"])
+            )
+    elif name == "host_register":
         h.registrations.append(int(args["ptr"]))
     elif name == "host_unregister" and args["ptr"] in h.registrations:
         h.registrations.remove(args["ptr"])
     elif name == "set_device":
         h.devices_used.add(int(args["device_id"]))
+        h.thread_devices[thread] = int(args["device_id"])
     elif name == "reset_device":
+        h.devices_reset.add(int(args["device_id"]))
+        h.thread_devices.pop(thread, None)
         # The device's streams died with it (the model knows which are left).
         h.streams = [s for s in h.streams if h.model.stream_device(s) is not None]
     elif name == "create_stream" and "stream" in result.outputs:

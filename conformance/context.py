@@ -3,10 +3,30 @@
 The pytest plugin creates one :class:`Suite` per session (per xdist worker);
 clause tests reach it through fixtures, state machines through ``current()``
 (Hypothesis machines cannot take pytest fixtures).
+
+How long one backend instance serves is the adapter's ``isolation``:
+
+- ``"run"``: one instance serves every harness of the worker;
+- ``"reset"``: the same, and after each harness the suite brings the backend back to a
+  known state through the contract (``reset.py``: what the harness made released, the
+  variables it wrote rewritten to their first-read bytes and read back, device 0
+  current); a reset that fails drops the instance;
+- ``"test"``: a fresh instance for each test;
+- ``"example"``: a fresh one for every harness (each Hypothesis example and shrink step).
+
+Whatever the isolation, a crash or a hang drops the instance, and a harness that asks for
+a pristine backend (``harness(fresh=True)``) gets one of its own.  Under ``reset`` and
+``test``, a harness on an instance that served an earlier one is *provisional*: a test
+attempt that fails on one is run again with a fresh instance for every harness
+(``attempts.py``); if that passes, the failure was the earlier harnesses' leftovers, the
+test passes ("recovered by a fresh agent", :attr:`Suite.recovered`) and the worker takes
+a fresh instance per harness from then on.  :attr:`Suite.agents` counts the instances
+started, by reason.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import os
@@ -25,6 +45,7 @@ from acl_conformance.adapters.registry import resolve
 from acl_conformance.adapters.traced import Traced
 from acl_conformance.reference_impl.evidence import Evidence
 
+from . import reset
 from . import settings
 from .failure import BackendCrash
 from .failure import BackendTimeout
@@ -47,6 +68,40 @@ FIXTURES_NEEDED = (
 )
 """The fixture variables the suite's tests copy into (DESIGN.md, "Fixture variables");
 their sizes are whatever the backend declares (GETSYMBOL-SIZE checks them)."""
+
+
+START = "start"
+"""The first instance of the worker."""
+CRASH = "crash"
+"""The instance before crashed (or raised)."""
+TIMEOUT = "timeout"
+"""A call of the instance before did not return in time."""
+FAILED_RESET = "failed reset"
+"""The instance before could not be reset after a harness (``Suite.reset_failures``)."""
+ISOLATION_TEST = "isolation test"
+"""A new test (the adapter's ``isolation`` is ``"test"``)."""
+ISOLATION_EXAMPLE = "isolation example"
+"""A new harness (the adapter's ``isolation`` is ``"example"``)."""
+FRESH_HARNESS = "fresh harness"
+"""A harness that needs a pristine backend (``harness(fresh=True)``: device resets, replay)."""
+RECHECK = "recheck on a fresh agent"
+"""A test attempt that failed on a reused instance, run again on fresh ones."""
+AFTER_RECOVERY = "after a recovery"
+"""A new harness after a recheck passed (``Suite.recovered``): one instance per harness."""
+REASONS = (
+    START,
+    CRASH,
+    TIMEOUT,
+    FAILED_RESET,
+    ISOLATION_TEST,
+    ISOLATION_EXAMPLE,
+    FRESH_HARNESS,
+    RECHECK,
+    AFTER_RECOVERY,
+)
+"""Every reason :attr:`Suite.agents` counts."""
+ISOLATIONS = ("run", "reset", "test", "example")
+"""The values of an adapter's ``isolation`` (``adapters/base.py``), least isolated first."""
 
 
 class BackendSetupError(Exception):
@@ -75,6 +130,27 @@ class Suite:
     evidence: Evidence = field(default_factory=Evidence)
     """The checks of the test running now (every harness it makes adds to it)."""
     test_id: str = ""
+    agents: collections.Counter[str] = field(default_factory=collections.Counter)
+    """How many backend instances (adapters; for the ``cann`` adapter, agents) this Suite
+    started, by reason (:data:`REASONS`); each worker of pytest-xdist has its own Suite."""
+    recovered: list[str] = field(default_factory=list)
+    """The tests whose failure on a reused instance did not come back when the attempt ran
+    again on fresh ones (each one "recovered by a fresh agent"), in order."""
+    reset_failures: list[str] = field(default_factory=list)
+    """Why each failed reset failed, one line each, in order."""
+    attempt_reused: bool = False
+    """Whether a harness of the test attempt running now was served by an instance that had
+    served an earlier harness (under isolation ``reset`` or ``test``): its failure is
+    rechecked on fresh instances (``attempts.py``).  Cleared by :meth:`next_test`."""
+    _forced: str | None = None
+    """The isolation used instead of the adapter's, once a recheck passed."""
+    _rechecking: bool = False
+    _served: int = 0
+    """Harnesses the shared instance has served."""
+    _initial: dict[tuple[int, str], bytes] = field(default_factory=dict)
+    """(device, variable) -> the bytes first read there from the shared instance."""
+    _why: str = START
+    """Why the next shared instance will be started."""
     _sticky: tuple[str, BackendCrash] | None = None
     """(pytest test id, failure): the backend hung or crashed during that test, so every
     later harness the same test asks for fails the same way at once, without calling the
@@ -84,10 +160,12 @@ class Suite:
     def __repr__(self) -> str:
         return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"
 
-    def new_adapter(self) -> Traced:
-        """A freshly resolved and initialised backend (raises AdapterResolutionError;
-        BackendTimeout when aclInit or aclsysGetVersionStr does not return)."""
+    def new_adapter(self, reason: str = FRESH_HARNESS) -> Traced:
+        """A freshly resolved and initialised backend, counted in :attr:`agents` under
+        ``reason`` (raises AdapterResolutionError; BackendTimeout when aclInit or
+        aclsysGetVersionStr does not return)."""
         inner: Adapter = resolve(self.adapter_name, dict(self.adapter_options))
+        self.agents[reason] += 1
         adapter = Traced.around(inner)
         code = self._bounded(adapter, "aclInit(NULL)", lambda: adapter.init(None))
         if code != 0:
@@ -161,23 +239,34 @@ class Suite:
         self._bounded(adapter, "releasing the backend (close)", adapter.close, closing=True)
 
     def adapter(self) -> Traced:
+        """The shared instance (started if there is none)."""
         with self._lock:
             if self._adapter is None:
-                self._adapter = self.new_adapter()
+                self._adapter = self.new_adapter(self._why)
+                self._served = 0
+                self._initial = {}
             return self._adapter
 
-    def isolation(self) -> str:
-        """How long one instance of the backend serves (the adapter's ``isolation``)."""
+    def declared_isolation(self) -> str:
+        """How long one instance of the backend may serve, as the adapter declares
+        (``isolation``, default ``"run"``; see the module's docstring)."""
         return str(getattr(self.adapter().inner, "isolation", "run"))
+
+    def isolation(self) -> str:
+        """How long one instance serves now: the adapter's ``isolation``, or ``"example"``
+        once a recheck on fresh instances passed (:attr:`recovered`)."""
+        return self._forced or self.declared_isolation()
 
     def next_test(self) -> None:
         """A new test (or attempt) begins: a backend isolated per test starts afresh."""
+        self.attempt_reused = False
         if self._adapter is not None and self.isolation() == "test":
-            self.discard(restart=False)
+            self.discard(restart=False, reason=ISOLATION_TEST)
 
-    def discard(self, restart: bool = True) -> None:
+    def discard(self, restart: bool = True, reason: str = CRASH) -> None:
         """Drop the adapter (it hung or crashed; or its isolation ends); the next test gets
-        a fresh one.  ``restart``: count it as a restart after a failure."""
+        a fresh one, counted under ``reason``.  ``restart``: count it as a restart after a
+        failure."""
         with self._lock:
             if self._adapter is not None:
                 try:
@@ -186,7 +275,39 @@ class Suite:
                     pass  # it hung once already: abandoned, the next test gets a fresh one
                 finally:
                     self._adapter = None
+                    self._why = reason
                     self.restarts += int(restart)
+
+    @contextmanager
+    def recheck(self) -> Iterator[None]:
+        """Inside the block every harness gets a fresh instance (counted as :data:`RECHECK`),
+        and a hang or crash met earlier in the same test is forgotten: the test runs as it
+        would with a fresh backend for every harness."""
+        self._rechecking = True
+        self._sticky = None
+        try:
+            yield
+        finally:
+            self._rechecking = False
+
+    def recovered_by_fresh_agent(self, test: str) -> None:
+        """A test failed on a reused instance and passed on fresh ones: note it, and serve
+        every later harness of the worker with a fresh instance.  Per harness rather than
+        per test: the recheck that passed gave each harness its own instance, which is the
+        only isolation known to be enough (state that crosses examples of one test, such as
+        a table that fills up while a failure is shrunk, would still cross under ``test``)."""
+        self.recovered.append(test)
+        self._forced = "example"
+
+    def _why_own_instance(self, fresh: bool, mode: str) -> str | None:
+        """Why the next harness gets an instance of its own, or None: the shared one."""
+        if fresh:
+            return FRESH_HARNESS
+        if self._rechecking:
+            return RECHECK
+        if mode == "example":
+            return AFTER_RECOVERY if self._forced else ISOLATION_EXAMPLE
+        return None
 
     @contextmanager
     def harness(self, fresh: bool = False) -> Iterator[Harness]:
@@ -195,8 +316,16 @@ class Suite:
         sticky = self._sticky
         if sticky is not None and sticky[0] == _current_test():
             raise copy.copy(sticky[1])
-        fresh = fresh or self.isolation() == "example"
-        adapter = self.new_adapter() if fresh else self.adapter()
+        mode = self.isolation()
+        reason = self._why_own_instance(fresh, mode)
+        fresh = reason is not None
+        reused = False
+        if reason is not None:
+            adapter = self.new_adapter(reason)
+        else:
+            adapter = self.adapter()
+            reused = self._served > 0 and mode in ("reset", "test")
+            self.attempt_reused = self.attempt_reused or reused
         h = Harness(
             adapter,
             self.profile,
@@ -207,6 +336,7 @@ class Suite:
             test_id=self.test_id,
         )
         h.expected = dict(self.expected)
+        h.provisional = reused
         h.model.assume_initialized()  # the adapter was initialised (aclInit) once
         try:
             with h.setup():
@@ -222,7 +352,52 @@ class Suite:
             if fresh:
                 self._close(adapter)
             elif h.poisoned:
-                self.discard()
+                timeout = isinstance(h.poison_error, BackendTimeout)
+                self.discard(reason=TIMEOUT if timeout else CRASH)
+            elif adapter is self._adapter:
+                self._served += 1
+                if mode == "reset":
+                    self._reset(adapter, h)
+                else:
+                    for key, data in h.first_reads.items():
+                        self._initial.setdefault(key, data)
+
+    def _reset(self, adapter: Traced, h: Harness) -> None:
+        """Bring the shared instance back to the known state after ``h`` (``reset.py``), or
+        drop it (counting the next one as :data:`FAILED_RESET`)."""
+        # What the harness read first must be what the first harness read there: the
+        # resets before it restored every byte a copy wrote, and nothing else may change.
+        moved = [
+            f"{name} on device {d}"
+            for (d, name), data in sorted(h.first_reads.items())
+            if self._initial.setdefault((d, name), data) != data
+        ]
+        problem = "; ".join(h.release_problems[:3])
+        if moved:
+            problem = (
+                f"{', '.join(moved)} held other bytes when the harness first read it than "
+                "the first harness read there: something the resets do not undo wrote it"
+            )
+        elif problem:
+            problem = f"the clean-up after the harness failed: {problem}"
+        else:
+            ranges = reset.plan(h)
+
+            def job() -> None:
+                reset.restore(adapter.inner, h.fixtures, self._initial, ranges)
+
+            try:
+                if adapter.calls_may_hang:
+                    self._bounded(adapter, "resetting the backend", job)
+                else:
+                    job()
+            except reset.ResetFailed as exc:
+                problem = str(exc)
+            except BackendTimeout as exc:
+                problem = str(exc)
+        if problem:
+            self.reset_failures.append(problem)
+            self.discard(reason=FAILED_RESET)
 
     def close(self) -> str | None:
         """aclFinalize and release the shared backend, each within the call timeout;

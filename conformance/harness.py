@@ -47,6 +47,7 @@ from . import settings
 from . import teardown
 from . import verdicts
 from .backend_calls import D2H
+from .backend_calls import Written
 from .backend_calls import check_c_ranges
 from .backend_calls import check_ready_reads
 from .backend_calls import raw
@@ -152,6 +153,20 @@ class Harness:
         a registration may outlive the free of its memory and reach the next test)."""
         self._any_streams: dict[int, int] = {}
         self.devices_used: set[int] = set()
+        self.thread_devices: dict[int, int] = {}
+        """Per host thread: the device its latest successful aclrtSetDevice made current."""
+        self.devices_reset: set[int] = set()
+        """Devices a successful aclrtResetDevice reset."""
+        self.writes: list[Written] = []
+        """Every copy to a symbol the backend accepted (what a reset must undo)."""
+        self.first_reads: dict[tuple[int, str], bytes] = {}
+        """(device, variable) -> the bytes the harness read there before first using it."""
+        self.release_problems: list[str] = []
+        """The clean-up calls at close that did not succeed (``teardown.py``)."""
+        self.provisional = False
+        """The backend served an earlier harness: a failure found here is checked again on
+        fresh backends before the run counts it (the run's shared state is not told of it:
+        ``verdicts.classify``)."""
         self.expected: dict[str, tuple[str, str]] = {}
         """Requirement -> (entry key, description): failures citing it are expected ones."""
         self.last_expectation: dict[int, Any] = {}
@@ -207,7 +222,7 @@ class Harness:
             violations += check_ready_reads(self, thread)
             set_aside, self.model.set_aside = self.model.set_aside, []
             unbelieved, self.model.unbelieved = self.model.unbelieved, []
-        remember(self, name, args, result)
+        remember(self, name, args, result, thread)
         if violations:
             raise self.failure(second_look(self, name, args, thread, violations))
         if set_aside and not self.continue_past_masked:

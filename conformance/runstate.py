@@ -45,10 +45,16 @@ class RunState:
             clear | {n[0] for n in names if len(n) > 1 and not clear.intersection(n[1:])}
         )
 
+    def owner(self, identity: str) -> str | None:
+        """The test that claimed failure ``identity``, or None if none has (claims nothing)."""
+        try:
+            return (self.dir / "owners" / _name(identity)).read_text() or None
+        except FileNotFoundError:
+            return None
+
     def claim(self, identity: str, test: str) -> str:
         """The test that owns failure ``identity``: ``test`` if it is the first to claim it."""
-        name = hashlib.sha1(identity.encode()).hexdigest()[:20]
-        path = self.dir / "owners" / name
+        path = self.dir / "owners" / _name(identity)
         fd, tmp = tempfile.mkstemp(dir=self.dir / "owners", prefix=".tmp-")
         with os.fdopen(fd, "w") as f:
             f.write(test)
@@ -59,3 +65,8 @@ class RunState:
             return path.read_text() or test
         finally:
             os.unlink(tmp)
+
+
+def _name(identity: str) -> str:
+    """The file name of failure ``identity`` under ``owners``."""
+    return hashlib.sha1(identity.encode()).hexdigest()[:20]

@@ -62,6 +62,8 @@ def learn(h: Harness, thread: int, device: int, f: FixtureVariable) -> None:
     )
     r = raw(h, "memcpy_from_symbol", thread, args, f"reading {f.name} on device {device}")
     observed = read_back(h, scratch.address, f.size, thread) if r.ok else None
+    if observed is not None:
+        h.first_reads[(device, f.name)] = observed
     with h.lock:
         exp = h.model.expect("memcpy_from_symbol", thread, **args)
         h.setup_labels.add(exp.label)

@@ -42,7 +42,10 @@ from acl_conformance.adapters.simulator.layout import DEFAULT_FIXTURES
         ({"double": "1", "timeout": "soon"}, "timeout='soon': expected seconds"),
         ({"double": "1", "sanitize": "maybe"}, "sanitize='maybe': expected 1 or 0"),
         ({"double": "1", "devices": "0"}, "devices=0: 1 to 64"),
-        ({"double": "1", "isolation": "worker"}, "isolation='worker': expected example, test, run"),
+        (
+            {"double": "1", "isolation": "worker"},
+            "isolation='worker': expected reset, example, test, run",
+        ),
         ({"double": "1", "fork": "yes"}, "fork='yes': expected auto, 1 or 0"),
         ({"double": "stream-limit:many"}, "unknown double variant 'stream-limit:many'"),
         ({"agent": "/nonexistent/agent"}, "not an executable file"),
@@ -125,9 +128,9 @@ def test_xdist_workers_start_on_different_devices(
 
 
 def test_isolation_option(double_agent: Path) -> None:
-    """The default is a fresh agent per example (what the suite reads is the instance's
-    ``isolation``); isolation=run starts no spare."""
-    assert CannAdapter.isolation == "example"
+    """The default is one agent reset between examples (what the suite reads is the
+    instance's ``isolation``); isolation=run starts no spare."""
+    assert CannAdapter.isolation == "reset"
     a = CannAdapter(agent=str(double_agent), isolation="Test")
     try:
         assert a.isolation == "test"
@@ -147,7 +150,7 @@ def test_a_spare_is_started_and_used(double_agent: Path) -> None:
     options gets it, already through its start-up, and a new spare replaces it."""
     a = CannAdapter(agent=str(double_agent))
     try:
-        assert a.isolation == "example"
+        assert a.isolation == "reset"
         assert SPARES.wait_idle()
         spare = SPARES.spare_pid(a.spec)
         assert spare is not None and spare != a.pid and _alive(spare)

@@ -9,9 +9,13 @@
   with no report;
 - a double without the symbol APIs (a CANN release before 9.1.0) is "not supported": every
   requirement, the verdict, and the exit status of a conformance run;
+- under the default isolation (one agent, reset between examples) the correct double is
+  served by one agent per process, fresh ones only where a test asks for a pristine
+  backend;
 - state the backend keeps across tests (a per-process limit on stream creations) fails
-  nothing under the default isolation (a fresh agent per example), while one agent per
-  run reaches the limit; no agent outlives the run.
+  nothing under the default isolation: the test that meets the limit on the reused agent
+  is run again on fresh ones and passes (recovered), while one agent per run with no
+  reset fails it; no agent outlives the run.
 
 Budgets: the example budget is reduced (``--acl-examples``) to keep this file near a
 minute of CPU; the full budget is what ``acl-conformance run`` uses (see the README).
@@ -27,6 +31,9 @@ from cann_support import BAD
 from cann_support import processes_with
 from cann_support import run_cli
 from cann_support import run_suite
+from reset_support import COUNTS_PLUGIN
+from reset_support import agent_counts
+from reset_support import counting_env
 
 from acl_conformance.adapters.cann import AgentDied
 from acl_conformance.adapters.cann import CannAdapter
@@ -49,17 +56,34 @@ def double_builds() -> None:
     build.build_agent_with_double(build.double_defines("segv-on:aclrtHostUnregister"))
 
 
+FRESH_HARNESSES = 12
+"""Harnesses of the suite that ask for a backend of their own (device resets), at most."""
+
+
 @pytest.mark.parametrize("profile", ["spec", "cann"])
 def test_whole_suite_passes(tmp_path: Path, double_builds: None, profile: str) -> None:
-    run = run_suite(tmp_path, ["double=1"], profile, ["--acl-examples", EXAMPLES])
+    """The whole suite passes; one agent serves every harness but those that ask for a
+    pristine backend, and no reset fails."""
+    counts = tmp_path / "counts"
+    run = run_suite(
+        tmp_path,
+        ["double=1"],
+        profile,
+        ["--acl-examples", EXAMPLES, "-p", COUNTS_PLUGIN],
+        env=counting_env(counts),
+    )
     assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
     assert len(run.results) >= 240 and run.statuses().get("pass", 0) >= 240, run.summary()
     assert run.doc["profile"] == profile
+    agents, recovered, reset_failures = agent_counts(counts)
+    assert not recovered and not reset_failures, (recovered, reset_failures[:3])
+    assert set(agents) <= {"start", "fresh harness"} and agents["start"] == 1, agents
+    assert agents["fresh harness"] <= FRESH_HARNESSES, agents
 
 
 DEVICE_LIKE = "device-like:20"
 """The behaviours of a real asynchronous device, with a context creation of 20 ms (a real
-one takes about 200 ms; every example's fresh agent pays it once per device)."""
+one takes about 200 ms; every fresh agent pays it once per device)."""
 
 
 @pytest.mark.parametrize("profile", ["spec", "cann"])
@@ -226,14 +250,26 @@ def test_without_symbol_apis_a_conformance_run_exits_non_zero(tmp_path: Path) ->
 def test_state_kept_across_tests_fails_nothing(tmp_path: Path, double_builds: None) -> None:
     """The double refuses streams after 200 creations in its process (however many were
     destroyed): the bug class of a backend whose per-process table fills up while the suite
-    runs.  Under the default isolation every example starts a fresh agent, far below the
-    limit, and the whole suite passes.  The control, the same run with one agent for the
-    whole run: the limit is reached, and tests fail citing STREAM-CALLS with 207008, as in
-    the incident (one process each: under pytest-xdist each worker has agents of its own,
-    and with this budget neither worker alone reaches the limit)."""
-    run = run_suite(tmp_path, [f"double={STREAM_LIMIT}"], "cann", ["--acl-examples", EXAMPLES])
+    runs.  Under the default isolation one agent serves example after example and reaches
+    the limit; the test that meets it is run again with a fresh agent per example, where it
+    passes ("recovered"), and the rest of the run takes a fresh agent per example: the
+    whole suite passes.  The control, the same run with one agent for the whole run and no
+    reset: the limit is reached, and tests fail citing STREAM-CALLS with 207008, as in the
+    incident (one process each: under pytest-xdist each worker has agents of its own, and
+    with this budget neither worker alone reaches the limit)."""
+    counts = tmp_path / "counts"
+    run = run_suite(
+        tmp_path,
+        [f"double={STREAM_LIMIT}"],
+        "cann",
+        ["--acl-examples", EXAMPLES, "-p", COUNTS_PLUGIN],
+        env=counting_env(counts),
+    )
     assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
     assert run.statuses().get("pass", 0) >= 240, run.summary()
+    agents, recovered, _ = agent_counts(counts)
+    assert len(recovered) == 1 and agents["recheck on a fresh agent"] >= 1, (agents, recovered)
+    assert agents["start"] == 1 and agents["after a recovery"] >= 1, agents
 
     control = run_suite(
         tmp_path, [f"double={STREAM_LIMIT}", "isolation=run"], "cann", ["--acl-examples", EXAMPLES]

@@ -60,6 +60,7 @@ def test_catalogue_shape() -> None:
         "lazy",
         "random-1",
         "pinned-read-at-call",
+        "stream-table-fills",  # issue 19: state that outlives a harness, recovered
     ):
         assert name in BY_NAME, name
 

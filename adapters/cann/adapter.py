@@ -9,15 +9,21 @@ Codes come first and outputs follow, as for every adapter.  The options are list
 :mod:`.options`; docs/cann-backend.md is the vendor's guide.
 
 Isolation: state a backend keeps from call to call (a per-process table that fills up, a
-leak, a counter) must not fail a later test.  With one agent per run, every test, example
-and shrink step of a worker shares one process, and a limit reached during shrinking is
-charged to whatever call meets it, with a counterexample that does not reproduce.  The
-default, ``example``, makes that impossible: nothing the backend does in one example
-survives into the next.  Its cost is an agent start per example, which :mod:`.pool` keeps
-small: for the double, agents are forks of one agent that started once (``fork``), and
-one warm spare agent per option set is started in the background when the previous one
-is taken.  ``test`` starts one agent per test (state still crosses examples and shrink
-steps); ``run`` is the cheapest and the least isolated, and starts no spare.
+leak, a counter) must not fail a later test, and on a real device an agent costs a
+context and a first device query to start.  The default, ``reset``, keeps one agent per
+worker and has the suite bring it back to a known state after every harness through the
+ACL calls (``conformance/reset.py``: what the example made released, the variables it
+wrote rewritten to the bytes first read from this agent and read back, device 0
+current).  A fresh agent starts after a crash, a timeout or a failed reset, for a test
+that asks for a pristine backend, and for a test attempt that failed on the reused agent:
+it runs again with a fresh agent per example, and if it passes there the failure was
+leftover state, the test passes ("recovered by a fresh agent") and the worker takes a
+fresh agent per example for the rest of the run (``conformance/attempts.py``).
+``example`` starts a fresh agent for every harness, ``test`` one per test (state still
+crosses examples and shrink steps), ``run`` one per worker with no reset (the cheapest,
+the least isolated, and it starts no spare).  :mod:`.pool` keeps fresh agents cheap: for
+the double they are forks of one agent that started once (``fork``), and one warm spare
+agent per option set is started in the background when the previous one is taken.
 
 The symbol APIs: the agent looks them up at start-up (CANN has them from 9.1.0 only, with
 the same ACL version number as before) and its ``hello`` says whether all six are there;

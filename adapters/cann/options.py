@@ -42,14 +42,20 @@ Options (strings, as ``--adapter-option KEY=VALUE`` gives them):
     at once.  The suite skips, as not supported, the tests that need what is absent.
 ``spread=auto|1|0``
     under pytest-xdist, give each worker a different first device (default auto).
-``isolation=example|test|run``
-    how long one agent serves (default ``example``): a fresh agent for every harness
-    (each Hypothesis example and shrink step), for every test, or for the whole run
-    (per worker).
+``isolation=reset|example|test|run``
+    how long one agent serves (default ``reset``): ``reset`` keeps one agent per worker
+    and, after every harness (each Hypothesis example and shrink step), brings it back
+    to a known state through the ACL calls (what the example made released, the
+    variables it wrote rewritten to the bytes first read and read back, device 0
+    current); a fresh agent starts only after a crash, a timeout, a failed reset, or
+    a failure on the reused agent that fresh agents do not reproduce (the worker then
+    takes a fresh agent per harness for the rest of the run).  ``example``: a fresh
+    agent for every harness; ``test``: for every test; ``run``: one agent for the whole
+    run, with no reset.
 ``fork=auto|1|0``
     make fresh agents as forks of a fork server rather than new executions (default
     ``auto``: for the bundled double, which starts no thread before its first call; a
-    library that does must not be forked).  Only with ``isolation`` example or test.
+    library that does must not be forked).  Not with ``isolation=run``.
 
 Precedence when several are given: agent, lib, double, ascend_home_path, then the
 environment (``ACL_CONFORMANCE_AGENT``, ``ASCEND_HOME_PATH``).
@@ -65,8 +71,8 @@ from typing import Any
 from . import build
 
 DEFAULT_TIMEOUT = 15.0
-ISOLATIONS = ("example", "test", "run")
-"""The values of ``isolation``, most isolated first; the first is the default."""
+ISOLATIONS = ("reset", "example", "test", "run")
+"""The values of ``isolation``; the first is the default."""
 CAPABILITY_FLAGS = ("default_stream", "events", "host_register", "threads")
 """The capabilities an option declares absent (``false``); each is present by default."""
 _TRUE = ("true", "1", "yes")

@@ -2,7 +2,10 @@
 
 With ``isolation=example`` the suite starts a fresh adapter for every Hypothesis example
 and shrink step, so the start of an agent (exec, loading the backend, registering the
-fixture variables) would be paid a thousand times per run.  Two things make it cheap:
+fixture variables) would be paid a thousand times per run; under the default ``reset``
+fresh agents are rarer (after a crash, a timeout or a failed reset, for a test that asks
+for a pristine backend, for a recheck on fresh agents and after a recovery), but they
+are then wanted at once.  Two things make it cheap:
 
 - for a backend that may be forked (``AgentSpec.fork``: the bundled double), the agent
   starts once per spec as a fork server (:mod:`.forkserver`) and every agent after that is

@@ -11,6 +11,7 @@ from acl_conformance.adapters.simulator import Simulator
 
 from . import corner_mutants as c
 from . import flaky as f
+from . import leaky
 from . import mutants as m
 
 BOTH = ("spec", "cann")
@@ -180,6 +181,14 @@ CATALOGUE: tuple[Variant, ...] = (
         "no default stream: the capability is declared off and NULL is rejected wherever a "
         "stream goes (its requirements are not supported)",
         default_stream=False,
+    ),
+    Variant(
+        "stream-table-fills",
+        (leaky.StreamTableFills.__doc__ or "").strip().replace("\n", " ")
+        + "; it asks for isolation reset: the suite must recover with fresh instances",
+        leaky.StreamTableFills,
+        {},
+        BOTH,
     ),
     Variant(
         "generic-error-codes",

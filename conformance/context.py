@@ -88,6 +88,9 @@ RECHECK = "recheck on a fresh agent"
 """A test attempt that failed on a reused instance, run again on fresh ones."""
 AFTER_RECOVERY = "after a recovery"
 """A new harness after a recheck passed (``Suite.recovered``): one instance per harness."""
+REPLAY = "replay of a failing trace"
+"""A failing trace replayed against a fresh backend, to tell a flaky failure from one that
+fails again (``replay.recheck``)."""
 REASONS = (
     START,
     CRASH,
@@ -98,6 +101,7 @@ REASONS = (
     FRESH_HARNESS,
     RECHECK,
     AFTER_RECOVERY,
+    REPLAY,
 )
 """Every reason :attr:`Suite.agents` counts."""
 ISOLATIONS = ("run", "reset", "test", "example")

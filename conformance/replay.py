@@ -126,6 +126,8 @@ class Recheck:
     records: list[CallRecord]
     """The replay's own calls, as the fresh backend answered them."""
     note: str = ""
+    started: int = 0
+    """How many fresh backends the replays started."""
 
     def to_json(self) -> dict[str, Any]:
         return {"reproduced": self.reproduced, "broken": list(self.broken), "note": self.note}
@@ -157,6 +159,7 @@ def recheck(
             None, [], [], f"not replayed: its calls come from {len(threads)} host threads"
         )
     found = Recheck(None, [], [], "not replayed")
+    started = 0
     for _ in range(max(1, tries)):
         suite = context.Suite(
             adapter_name=adapter,
@@ -168,8 +171,10 @@ def recheck(
             broken, records = _replay(trace, suite, io.StringIO())
         except Exception as exc:  # the fresh backend could not be had: nothing is decided
             what = " ".join(f"{type(exc).__name__}: {exc}".split())
-            return Recheck(None, [], [], f"not replayed: {what}"[:500])
-        found = Recheck(bool(broken), broken, records)
+            return Recheck(None, [], [], f"not replayed: {what}"[:500], started + 1)
+        finally:
+            started += sum(suite.agents.values())
+        found = Recheck(bool(broken), broken, records, started=started)
         if broken:
             break
     return found

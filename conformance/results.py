@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 from typing import Any
@@ -150,6 +151,33 @@ def crash_record(
     }
 
 
+def agents(
+    started: Mapping[str, int], recovered: list[str], reset_failures: list[str]
+) -> dict[str, Any]:
+    """What the results document says of the backend instances (agents) one process
+    started: how many, why, the tests recovered by a fresh one, the failed resets."""
+    reasons = {k: int(v) for k, v in sorted(started.items()) if v}
+    return {
+        "started": sum(reasons.values()),
+        "reasons": reasons,
+        "recovered": list(recovered),
+        "reset_failures": list(reset_failures),
+    }
+
+
+def merge_agents(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The agents of several processes (pytest-xdist's workers and its controller) as one."""
+    reasons: dict[str, int] = {}
+    for part in parts:
+        for k, v in (part.get("reasons") or {}).items():
+            reasons[k] = reasons.get(k, 0) + int(v)
+    return agents(
+        reasons,
+        [t for part in parts for t in part.get("recovered") or []],
+        [r for part in parts for r in part.get("reset_failures") or []],
+    )
+
+
 def catalogue(profile: str) -> list[dict[str, Any]]:
     """The requirements of ``profile`` as plain data (what a report shows of each)."""
     out = []
@@ -183,7 +211,7 @@ def document(
     workers: int,
     started: str,
     duration_s: float,
-    exitstatus: int,
+    exitstatus: int | None,
     results: list[dict[str, Any]],
     selected: list[str],
     expectations: dict[str, Any],

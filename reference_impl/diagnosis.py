@@ -62,7 +62,8 @@ def _older_contents_explain(var: VarMemory, m: Mismatch) -> bool:
     earlier copies wrote in parts)?"""
     obs = np.frombuffer(m.observed, dtype=np.uint8)
     mask = np.zeros(len(obs), dtype=bool)
-    for c in (INITIAL, *var.retired):
+    older: list[Candidate] = [INITIAL, *var.retired]
+    for c in older:
         x, y = m.lo, m.hi
         if isinstance(c, Write):
             x, y = max(x, c.offset), min(y, c.end)

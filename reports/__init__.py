@@ -18,6 +18,7 @@ from . import aggregate
 from . import html
 from . import junit
 from . import markdown
+from .evidence_text import agents_text
 from .evidence_text import interrupted_text
 
 SCHEMA_VERSION = "3.0"
@@ -69,6 +70,7 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
             "tests": len(results["results"]),
             "requirements_selected": list(results.get("selected") or []),
             "interrupted": interrupted,
+            "agents": results.get("agents"),
             "tests_collected": _collected(results),
         },
         "summary": aggregate.summary(rows),
@@ -106,4 +108,12 @@ def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
     return written
 
 
-__all__ = ["SCHEMA_VERSION", "aggregate", "build", "interrupted_text", "schema", "write"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "agents_text",
+    "aggregate",
+    "build",
+    "interrupted_text",
+    "schema",
+    "write",
+]

@@ -107,3 +107,21 @@ def interrupted_text(run: dict[str, Any]) -> str:
         f"Interrupted: the run was stopped ({run['interrupted']}); {run['tests']}{of} tests "
         "finished, and the requirements whose tests it did not reach are unknown (not reached)."
     )
+
+
+def agents_text(run: dict[str, Any]) -> str:
+    """How many backend instances (agents) the run started and why, in one sentence ('' when
+    the results do not say)."""
+    a = run.get("agents")
+    if not a:
+        return ""
+    why = ", ".join(f"{k} {v}" for k, v in (a.get("reasons") or {}).items())
+    text = f"backend instances started: {a.get('started', 0)}" + (f" ({why})" if why else "")
+    recovered = a.get("recovered") or []
+    if recovered:
+        more = f" and {len(recovered) - 1} more" if len(recovered) > 1 else ""
+        text += (
+            f"; recovered by a fresh agent: {recovered[0]}{more} failed on a reused instance "
+            "and passed on fresh ones (the backend keeps state across examples)"
+        )
+    return text

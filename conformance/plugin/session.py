@@ -21,6 +21,7 @@ from acl_conformance.conformance.expectations import short_id
 
 from . import shared
 from .options import adapter_options
+from .xdist import AGENTS
 from .xdist import ITEMS
 
 _RESULTS = pytest.StashKey[list[dict[str, Any]]]()
@@ -111,6 +112,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     journal = config.stash.get(_JOURNAL, None)
     if journal is not None:
         journal.close()
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None and suite is not None:
+        # For the controller: how many backend instances this worker started, and why.
+        workeroutput["acl_agents"] = _agents(suite)
     if path and not hasattr(config, "workerinput"):
         _write_results(config, suite, Path(path), int(exitstatus))
     if suite is not None:
@@ -145,6 +150,9 @@ def _write_results(
         duration_s=time.monotonic() - t0,
         exitstatus=exitstatus,
         results=records,
+        agents=results.merge_agents(
+            [*config.stash.get(AGENTS, []), *([_agents(suite)] if suite is not None else [])]
+        ),
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
@@ -164,6 +172,10 @@ def _listing(listing: Expectations) -> dict[str, Any]:
             for e in listing.entries
         ],
     }
+
+
+def _agents(suite: context.Suite) -> dict[str, Any]:
+    return results.agents(suite.agents, suite.recovered, suite.reset_failures)
 
 
 def _header(config: pytest.Config) -> dict[str, Any]:

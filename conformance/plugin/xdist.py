@@ -11,6 +11,8 @@ from acl_conformance.conformance.runstate import RunState
 
 ITEMS = pytest.StashKey[dict[str, list[Any]]]()
 """On the controller's config: each test's suite id and requirements, by node id."""
+AGENTS = pytest.StashKey[list[dict[str, Any]]]()
+"""On the controller's config: the backend instances each worker started (results.agents)."""
 
 
 class XdistHooks:
@@ -28,6 +30,10 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """A worker ended; keep what it said of its items."""
-        items = getattr(node, "workeroutput", {}).get("acl_items")
+        output = getattr(node, "workeroutput", {})
+        items = output.get("acl_items")
         if items:
             self.config.stash.setdefault(ITEMS, {}).update(items)
+        agents = output.get("acl_agents")
+        if agents:
+            self.config.stash.setdefault(AGENTS, []).append(agents)

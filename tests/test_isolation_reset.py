@@ -356,7 +356,9 @@ def test_the_leak_fails_a_test_with_one_instance_and_no_reset(
     # (flaky: the failing trace, replayed against a fresh backend, passes)
     assert recs["test_x.py::test_b"]["status"] in ("fail", "flaky"), recs["test_x.py::test_b"]
     assert "207008" in (recs["test_x.py::test_b"]["message"] or "")
-    assert not suite.recovered and suite.agents == Counter({"start": 1})
+    assert not suite.recovered and suite.agents["start"] == 1
+    # no instance but the replays of the failing trace (each against a fresh backend)
+    assert set(suite.agents) <= {"start", "replay of a failing trace"}
 
 
 A_REAL_BUG = """

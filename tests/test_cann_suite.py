@@ -60,10 +60,11 @@ FRESH_HARNESSES = 12
 """Harnesses of the suite that ask for a backend of their own (device resets), at most."""
 
 
-@pytest.mark.parametrize("profile", ["spec", "cann"])
+@pytest.mark.parametrize("profile", ["spec"])
 def test_whole_suite_passes(tmp_path: Path, double_builds: None, profile: str) -> None:
     """The whole suite passes; one agent serves every harness but those that ask for a
-    pristine backend, and no reset fails."""
+    pristine backend, and no reset fails.  (Under the cann profile the double runs with
+    the device options on, below: a superset of this run.)"""
     counts = tmp_path / "counts"
     run = run_suite(
         tmp_path,
@@ -93,10 +94,20 @@ def test_device_like_double_passes(tmp_path: Path, profile: str) -> None:
     call) is conformant: the suite accepts each of these legal behaviours, with no gate
     left waiting on another and no misjudgement."""
     build.build_agent_with_double(build.double_defines(DEVICE_LIKE))
-    run = run_suite(tmp_path, [f"double={DEVICE_LIKE}"], profile, ["--acl-examples", EXAMPLES])
+    counts = tmp_path / "counts"
+    run = run_suite(
+        tmp_path,
+        [f"double={DEVICE_LIKE}"],
+        profile,
+        ["--acl-examples", EXAMPLES, "-p", COUNTS_PLUGIN],
+        env=counting_env(counts),
+    )
     assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
     assert len(run.results) >= 240 and run.statuses().get("pass", 0) >= 240, run.summary()
     assert "device-like-20" in run.doc["backend_version"], run.doc["backend_version"]
+    agents, recovered, reset_failures = agent_counts(counts)
+    assert not recovered and not reset_failures, (recovered, reset_failures[:3])
+    assert set(agents) <= {"start", "fresh harness"} and agents["start"] == 1, agents
 
 
 BUGS = [
@@ -271,10 +282,16 @@ def test_state_kept_across_tests_fails_nothing(tmp_path: Path, double_builds: No
     assert len(recovered) == 1 and agents["recheck on a fresh agent"] >= 1, (agents, recovered)
     assert agents["start"] == 1 and agents["after a recovery"] >= 1, agents
 
+    # (the run stops at the first failure citing STREAM-CALLS: that is all the control needs)
     control = run_suite(
-        tmp_path, [f"double={STREAM_LIMIT}", "isolation=run"], "cann", ["--acl-examples", EXAMPLES]
+        tmp_path,
+        [f"double={STREAM_LIMIT}", "isolation=run"],
+        "cann",
+        ["--acl-examples", EXAMPLES, "--acl-stop-on", "STREAM-CALLS"],
     )
-    failed = control.with_status("fail")
+    # (flaky: the failing trace, replayed against a fresh agent, passes: the state was left
+    # by earlier tests)
+    failed = control.with_status("fail", "flaky")
     assert failed and control.returncode != 0, control.summary()
     assert any(
         r["failed_requirement"] == "STREAM-CALLS" and "207008" in (r["message"] or "")

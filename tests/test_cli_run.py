@@ -211,12 +211,8 @@ def test_a_backend_with_three_bugs_gets_every_requirement_decided(
     three = ["KIND-REJECTED", "SYMBOL-INTERIOR", "STREAM-QUERY"]
     backend = ["--adapter", "acl_conformance.adapters.variants:variant",
                "--adapter-option", "name=three-bugs"]  # fmt: skip
-    rc, out, err = _run(capsys, "run", *backend, "--report-dir", str(tmp_path / "bugs"))
-    assert rc == 1, out[-3000:] + err[-3000:]
-    report = _report(tmp_path / "bugs")
-    statuses = {r["id"]: r["status"] for r in report["requirements"]}
-    assert {k: v for k, v in statuses.items() if v != "pass"} == dict.fromkeys(three, "fail")
-
+    # Listed as expected failures, exactly the three are xfail (they failed) and the rest
+    # pass; the same backend unlisted fails exactly these (test_variants[three-bugs-cann]).
     exp = _expectations(
         tmp_path, "".join(f"{r}  planted bug  https://example.org/{r}\n" for r in three)
     )

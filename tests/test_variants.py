@@ -24,7 +24,6 @@ from acl_conformance.adapters.variants import CATALOGUE
 from acl_conformance.conformance import selfcheck
 from acl_conformance.reference_impl.catalogue import BY_ID
 
-
 ELSEWHERE = {
     # passes by recovery, and fails without it: tests/test_isolation_reset.py
     "stream-table-fills",

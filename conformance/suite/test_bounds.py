@@ -41,9 +41,20 @@ def test_whole_variable(harness: Harness, var: str) -> None:
     assert h.observe(var) == ops.pattern(6, n)
 
 
+PAST_THE_END = [
+    "one past",
+    "offset at end",
+    "offset past end",
+    "count too big",
+    "count past 32 bits",
+    "offset past 32 bits",
+    "offset past 63 bits",
+]
+
+
 @pytest.mark.requirement("BOUNDS-PAST-END", "HYGIENE-NO-WRITE")
 @pytest.mark.parametrize("var", SMALL_VARS)
-@pytest.mark.parametrize("where", ["one past", "offset at end", "offset past end", "count too big"])
+@pytest.mark.parametrize("where", PAST_THE_END)
 def test_past_the_end_is_rejected(harness: Harness, var: str, where: str) -> None:
     h = harness
     n = ops.size(h, var)
@@ -52,6 +63,11 @@ def test_past_the_end_is_rejected(harness: Harness, var: str, where: str) -> Non
         "offset at end": (n, 1),
         "offset past end": (n + 100, 1),
         "count too big": (0, n + 1),
+        # size_t kept in 32 bits (a real porting bug): the low half alone is in bounds
+        "count past 32 bits": (0, (1 << 32) + min(n, 4)),
+        "offset past 32 bits": (1 << 32, 1),
+        # compared in signed 64-bit arithmetic, this offset is negative
+        "offset past 63 bits": (1 << 63, 1),
     }[where]
     src = h.pageable(n + 128, ops.pattern(7, n + 128))
     assert not ops.to_symbol_async(h, var, src, count=count, offset=offset).ok

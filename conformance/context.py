@@ -66,7 +66,7 @@ FIXTURES_NEEDED = (
     "g_arr1m",
     "g_arr16m",
 )
-"""The fixture variables the suite's tests copy into (DESIGN.md, "Fixture variables");
+"""The fixture variables the suite's tests copy into (docs/design.md, "Fixture variables");
 their sizes are whatever the backend declares (GETSYMBOL-SIZE checks them)."""
 
 

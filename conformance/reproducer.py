@@ -14,8 +14,8 @@ Calls the recorded run made from several host threads are made from one thread,
 in the recorded order (a legal interleaving, not necessarily the failing one).
 Bytes of asynchronous reads into page-locked memory are not checked.
 
-Build (see the README): against CANN with its ASC toolchain (the variables are
-``__gm__``, in the file with ``main``, as CANN documents); against any other
+Build (see docs/reports.md, "The C reproducer"): against CANN with its ASC toolchain
+(the variables are ``__gm__``, in the file with ``main``, as CANN documents); against any other
 library that exports the ACL C functions with the system compiler and
 ``-DACL_CONFORMANCE_REGISTER_VARIABLES``, which declares the variables to the
 library through ``aclConformanceRegisterVariable``.

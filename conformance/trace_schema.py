@@ -1,6 +1,6 @@
 """The JSON Schema of trace files, and a check of a trace against it before it is used.
 
-A trace names each call's arguments (``CallRecord.to_json`` in adapters/base.py,
+A trace names each call's arguments (``CallRecord.to_json`` in reference_impl/record.py,
 read by :func:`~.trace.load`).  One that does not (a call without its arguments, a
 string where a handle goes) would make ``replay`` call the backend wrongly and blame
 it, or make ``reproducer`` stop in a traceback: it is refused first, in one line,

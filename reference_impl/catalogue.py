@@ -45,7 +45,7 @@ CLAUSES = (
     "concurrency",
     "companion",
 )
-"""Areas of the spec, in the order of DESIGN.md "What is specified" (plus the
+"""Areas of the spec, in the order of docs/design.md, "What is specified" (plus the
 calls around the main one).  One test module per area."""
 
 

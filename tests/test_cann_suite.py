@@ -18,7 +18,8 @@
   reset fails it; no agent outlives the run.
 
 Budgets: the example budget is reduced (``--acl-examples``) to keep this file near a
-minute of CPU; the full budget is what ``acl-conformance run`` uses (see the README).
+minute of CPU; the full budget is what ``acl-conformance run`` uses (see docs/running.md,
+"Hypothesis settings profiles").
 """
 
 from __future__ import annotations

@@ -107,7 +107,8 @@ def test_every_ambiguity_of_the_facts_is_a_requirement(n: int) -> None:
 
 
 def test_design_clauses_are_covered() -> None:
-    """DESIGN.md's eight clauses each map to specific requirement IDs."""
+    """The areas of docs/design.md, "What is specified", each map to specific requirement
+    IDs."""
     expected = {
         "kinds": {"KIND-ACCEPTED", "KIND-REJECTED", "KIND-OUT-OF-ENUM"},
         "bounds": {"BOUNDS-END-EXACT", "BOUNDS-PAST-END", "BOUNDS-OVERFLOW"},

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +300,35 @@ if sys.argv[2] == "kill":
 
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def run_c_program(
+    tmp: Path, source: str, lib: Path, language: str = "c", extra: Sequence[str] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Compile ``source`` (C11 or C++17, -Wall -Wextra -Werror, <acl/acl.h> on the include
+    path), link it against the double ``lib``, run it; its completed process."""
+    from acl_conformance.adapters.cann import build
+
+    src = tmp / ("p.c" if language == "c" else "p.cpp")
+    src.write_text(source)
+    compiler = build.c_compiler() if language == "c" else build.cxx_compiler()
+    std = "-std=c11" if language == "c" else "-std=c++17"
+    exe = tmp / "p"
+    subprocess.run(
+        [
+            *compiler,
+            std,
+            *build.WARNINGS,
+            *extra,
+            f"-I{build.INCLUDE_DIR}",
+            str(src),
+            str(lib),
+            f"-Wl,-rpath,{lib.parent}",
+            "-o",
+            str(exe),
+        ],  # fmt: skip
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)

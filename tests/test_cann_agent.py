@@ -8,7 +8,6 @@ order of checks, independently (one in C, one in Python)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cann_agent_support import H2D
 from cann_agent_support import PROGRAM
 from cann_agent_support import _exports
 from cann_agent_support import fixture
+from cann_agent_support import run_c_program
 
 from acl_conformance.adapters.cann import CannAdapter
 from acl_conformance.adapters.cann import build
@@ -30,28 +30,7 @@ def test_header_and_double_build_a_program(tmp_path: Path, language: str) -> Non
     """A program using <acl/acl.h> (as C reproducers do) compiles, links against the double
     and runs; -Wall -Wextra -Werror."""
     lib = build.build_double(())
-    src = tmp_path / ("p.c" if language == "c" else "p.cpp")
-    src.write_text(PROGRAM)
-    compiler = build.c_compiler() if language == "c" else build.cxx_compiler()
-    std = "-std=c11" if language == "c" else "-std=c++17"
-    exe = tmp_path / "p"
-    subprocess.run(
-        [
-            *compiler,
-            std,
-            *build.WARNINGS,
-            f"-I{build.INCLUDE_DIR}",
-            str(src),
-            str(lib),
-            f"-Wl,-rpath,{lib.parent}",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    out = run_c_program(tmp_path, PROGRAM, lib, language)
     assert out.returncode == 0 and out.stdout.startswith("ok acl-conformance C double"), out
 
 

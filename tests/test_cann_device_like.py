@@ -8,7 +8,6 @@ test_cann_suite.py).
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ import pytest
 from cann_agent_support import D2H
 from cann_agent_support import H2D
 from cann_agent_support import fixture
+from cann_agent_support import run_c_program
 
 from acl_conformance.adapters.cann import CannAdapter
 from acl_conformance.adapters.cann import build
@@ -225,27 +225,7 @@ def test_host_funcs_serial_a_blocked_host_function_holds_the_other_streams(
     another device runs; once the first returns, the second runs.  A C program against the
     double, so that it knows the first host function is running before it goes on."""
     lib = build.build_double(build.double_defines(DEVICE_LIKE))
-    src = tmp_path / "host_funcs.c"
-    src.write_text(HOST_FUNCS_PROGRAM)
-    exe = tmp_path / "host_funcs"
-    subprocess.run(
-        [
-            *build.c_compiler(),
-            "-std=c11",
-            *build.WARNINGS,
-            "-pthread",
-            f"-I{build.INCLUDE_DIR}",
-            str(src),
-            str(lib),
-            f"-Wl,-rpath,{lib.parent}",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    out = run_c_program(tmp_path, HOST_FUNCS_PROGRAM, lib, extra=["-pthread"])
     assert out.returncode == 0, out
     assert out.stdout.split() == [
         "held=507046",

@@ -326,7 +326,7 @@ def run_c_program(
             f"-Wl,-rpath,{lib.parent}",
             "-o",
             str(exe),
-        ],  # fmt: skip
+        ],
         check=True,
         capture_output=True,
         timeout=120,

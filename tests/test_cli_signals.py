@@ -123,6 +123,11 @@ def _check_stopped_report(d: Path, stopped: str) -> dict:
     return report
 
 
+SLOW_RUN = [sys.executable, "-m", "acl_conformance", "run", "--adapter", "slow_backend:SlowAndWrong",
+            "--jobs", "2"]  # fmt: skip
+"""The run every test here interrupts (with SLOW_BACKEND on PYTHONPATH)."""
+
+
 @pytest.mark.parametrize(
     ("signum", "status", "previous"),
     [(signal.SIGINT, 130, True), (signal.SIGTERM, 143, False)],
@@ -141,18 +146,7 @@ def test_an_interrupted_run_leaves_no_process_and_reports_what_finished(
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     with out.open("w") as o, err.open("w") as e:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "acl_conformance",
-                "run",
-                "--adapter",
-                "slow_backend:SlowAndWrong",
-                "--jobs",
-                "2",
-                "--report-dir",
-                str(d),
-            ],
+            [*SLOW_RUN, "--report-dir", str(d)],
             stdout=o,
             stderr=e,
             env=env,
@@ -204,20 +198,7 @@ def test_a_time_budget_ends_the_run_with_the_report_of_what_finished(tmp_path: P
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     t0 = time.monotonic()
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "acl_conformance",
-            "run",
-            "--adapter",
-            "slow_backend:SlowAndWrong",
-            "--jobs",
-            "2",
-            "--time-budget",
-            "0.5",
-            "--report-dir",
-            str(d),
-        ],
+        [*SLOW_RUN, "--time-budget", "0.5", "--report-dir", str(d)],
         capture_output=True,
         text=True,
         env=env,

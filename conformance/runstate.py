@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,7 +26,12 @@ class RunState:
 
     @classmethod
     def create(cls) -> RunState:
+        """A new state in a temporary directory (its creator removes it: :meth:`remove`)."""
         return cls(tempfile.mkdtemp(prefix="acl-conformance-run-"))
+
+    def remove(self) -> None:
+        """Delete the directory (by the process that created it, once the run is over)."""
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def mark_failed(self, requirement: str, also: Iterable[str] = ()) -> None:
         """A failure charged to ``requirement`` that could equally be charged to ``also``."""

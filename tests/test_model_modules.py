@@ -33,13 +33,13 @@ def test_every_effect_class_has_one_handler() -> None:
 
 
 def test_the_table_check_can_fail() -> None:
-    pairs = apply._TABLE
+    pairs = apply.TABLE
     with pytest.raises(RuntimeError, match="without a handler"):
-        apply._table(pairs[1:])
+        apply.handlers(pairs[1:])
     with pytest.raises(RuntimeError, match="two handlers"):
-        apply._table((*pairs, pairs[0]))
+        apply.handlers((*pairs, pairs[0]))
     with pytest.raises(RuntimeError, match="not effects"):
-        apply._table((*pairs, (int, pairs[0][1])))
+        apply.handlers((*pairs, (int, pairs[0][1])))
 
 
 def test_requirement_ids_are_checked() -> None:
@@ -56,11 +56,13 @@ def w(request: pytest.FixtureRequest) -> W:
 
 def test_last_call_is_the_latest_announced() -> None:
     m = Model("spec", Capabilities())
-    assert m.last_call() == ""
-    m.expect("get_device_count")
-    assert m.last_call() == m.history[-1] and m.last_call().startswith("#1 ")
-    m.expect("get_device")
-    assert m.last_call().startswith("#2 ") and "aclrtGetDevice" in m.last_call()
+    assert m.last_call() is None
+    first = m.expect("get_device_count")
+    assert m.last_call() is first is m.history[-1] and first.label.startswith("#1 ")
+    m.expect("get_device", 1)
+    last = m.last_call()
+    assert last is not None and last.label == "#2 [thread 1] aclrtGetDevice(&device_id)"
+    assert last.c_function == "aclrtGetDevice" and last.thread == 1 and not last.settled
 
 
 def test_current_device_is_per_host_thread(w: W) -> None:

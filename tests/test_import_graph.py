@@ -206,4 +206,8 @@ def test_no_import_circle(package: str) -> None:
     else:
         mine = {m for m in graph if m.split(".")[1:2] == [package]}
     found = [c for c in circles(graph) if mine & set(c)]
-    assert not found, "\n".join(describe(graph, one_circle(graph, c)) for c in found)
+    assert not found, "\n".join(
+        describe(graph, one_circle(graph, c))
+        + f"\n  (every module in this knot: {', '.join(m.removeprefix(NAMESPACE + '.') for m in c)})"
+        for c in found
+    )

@@ -130,7 +130,6 @@ def read_symbol(
         task = state.order.enqueue(e.stream.queue)
         var = state.var(e.device, e.symbol)
         read = PendingRead(
-            state.new_id(),
             call,
             task,
             e.device,

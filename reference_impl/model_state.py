@@ -61,7 +61,6 @@ class WriteMeta:
 class PendingRead:
     """An aclrtMemcpyFromSymbolAsync into page-locked memory, judged once complete."""
 
-    rid: int
     call: Judgement
     task: Task
     device: int
@@ -146,7 +145,7 @@ class ModelState:
         self._host_queues: dict[int, Queue] = {}
 
     def new_id(self) -> int:
-        """A fresh id for a write or a pending read."""
+        """A fresh id for a write (ids grow in the order writes are issued)."""
         self._ids += 1
         return self._ids
 

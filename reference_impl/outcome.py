@@ -8,7 +8,6 @@ stands for, so that a mismatch can be reported against the right clause.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .constants import ACL_SUCCESS
@@ -25,10 +24,6 @@ class Codes:
     @staticmethod
     def only(*codes: int) -> Codes:
         return Codes(frozenset(codes))
-
-    @staticmethod
-    def any_error() -> Codes:
-        return ANY_ERROR
 
     def __contains__(self, code: object) -> bool:
         if not isinstance(code, int):
@@ -100,7 +95,3 @@ class Outcome:
         return any(
             a.codes.values is None or a.codes.values - {ACL_SUCCESS} for a in self.alternatives
         )
-
-
-def outcome(alternatives: Iterable[Alternative]) -> Outcome:
-    return Outcome(tuple(alternatives))

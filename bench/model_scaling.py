@@ -21,8 +21,12 @@ import time
 
 import numpy as np
 
+from acl_conformance.reference_impl import CallRecord
 from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import Violation
+from acl_conformance.reference_impl import judge
+from acl_conformance.reference_impl.observation import observe
 
 WRITES = 1000
 WINDOW = 4096
@@ -73,25 +77,30 @@ def expected(
     return dev
 
 
+def call(m: Model, name: str, outputs: dict | None = None, **args: object) -> list[Violation]:
+    """``name(**args)`` answered ACL_SUCCESS (and ``outputs``), judged by the model."""
+    return judge(m, CallRecord(0, name, dict(args), 0, dict(outputs or {}))).violations
+
+
 def run(
     size: int, base: int, ops: list[tuple], initial: np.ndarray, src0: bytes, final: np.ndarray
 ) -> float:
     m = Model("cann", Capabilities(devices=1))
-    m.add_symbol("g_var", 0x5555_0000_0000, size)
-    m.set_initial(0, "g_var", initial.tobytes())
-    m.call("set_device", 0, device_id=0)
+    sym = m.add_symbol("g_var", 0x5555_0000_0000, size)
+    observe(m, 0, sym, 0, initial.tobytes(), None)  # what the variable holds at the start
+    call(m, "set_device", device_id=0)
     for s in STREAMS:
-        m.call("create_stream", 0, outputs={"stream": s})
-    m.call("malloc_host", 0, size=SRC_SIZE, outputs={"host_ptr": SRC, "contents": src0})
+        call(m, "create_stream", outputs={"stream": s})
+    call(m, "malloc_host", size=SRC_SIZE, outputs={"host_ptr": SRC, "contents": src0})
     observed = final.tobytes()
     start = time.perf_counter()
     bad = []
     for op in ops:
         if op[0] == "copy":
             _, off, n, so, s = op
-            bad += m.call(
+            bad += call(
+                m,
                 "memcpy_to_symbol_async",
-                0,
                 symbol=0x5555_0000_0000,
                 src=SRC + so,
                 count=n,
@@ -100,10 +109,10 @@ def run(
                 stream=s,
             )
         elif op[0] == "mutate":
-            bad += m.call("write_host", 0, dst=SRC + op[1], data=op[2])
+            bad += call(m, "write_host", dst=SRC + op[1], data=op[2])
         else:
-            bad += m.call("synchronize_stream", 0, stream=op[1])
-    bad += m.observe(0, "g_var", 0, observed)
+            bad += call(m, "synchronize_stream", stream=op[1])
+    bad += observe(m, 0, sym, 0, observed, None)
     elapsed = time.perf_counter() - start
     if bad:
         sys.exit("the model rejected a legal result:\n" + bad[0].render())

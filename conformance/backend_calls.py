@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from acl_conformance.adapters.base import CallTimeout
-from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import SIZE_MAX
@@ -107,16 +106,6 @@ def read_back(h: Harness, address: int, count: int, thread: int) -> bytes:
         )
     data: bytes = r.outputs["data"]
     return bytes(data)
-
-
-def check_ready_reads(h: Harness, thread: int) -> list[Violation]:
-    """Read back the host memory of reads the model says are complete by now; what the
-    model finds wrong in their bytes.  (Called with the harness's lock held.)"""
-    out: list[Violation] = []
-    for r in h.model.ready_reads():
-        data = read_back(h, r.address, r.count, thread)
-        out += h.model.check_read(r, data)
-    return out
 
 
 def remember(h: Harness, name: str, args: dict[str, Any], result: CallRecord, thread: int) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from acl_conformance.reference_impl import Judgement
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.record import CallRecord
@@ -63,10 +64,8 @@ class FailureEvidence:
     profile: str
     trace: list[CallRecord]
     """The calls the test made, as the backend answered them (for trace files)."""
-    history: tuple[str, ...]
-    """The model's history: every call it judged, in C form, set-up reads included."""
-    setup_labels: frozenset[str]
-    """The lines of ``history`` that are the suite's own set-up."""
+    history: tuple[Judgement, ...]
+    """The model's history: every call it judged, the suite's own set-up included."""
     fixtures: list[dict[str, Any]]
     """The backend's fixture variables (name, size, address)."""
     capabilities: dict[str, Any]
@@ -90,8 +89,9 @@ def backend_facts(evidence: FailureEvidence | None) -> dict[str, Any]:
 
 
 def test_calls(evidence: FailureEvidence) -> list[str]:
-    """The calls the test made, without the suite's own set-up reads."""
-    return [line for line in evidence.history if line not in evidence.setup_labels]
+    """The calls the test made, in C form with their step numbers, without the suite's
+    own set-up calls."""
+    return [call.label for call in evidence.history if not call.setup]
 
 
 def _history(evidence: FailureEvidence) -> list[str]:
@@ -154,9 +154,12 @@ class ConformanceFailure(AssertionError):
     @property
     def identity(self) -> str:
         """What makes two failures the same one: the requirement and the ACL call that went
-        wrong (``KIND-REJECTED at aclrtMemcpyToSymbolAsync``)."""
+        wrong (``KIND-REJECTED at aclrtMemcpyToSymbolAsync``; ``... at a check of the
+        test`` for a check the test made of no call)."""
         first = self.violations[0] if self.violations else None
-        return f"{self.requirement or 'setup'} at {_c_function(first.call if first else '')}"
+        call = first.call if first is not None else None
+        where = call.c_function if call is not None else "a check of the test"
+        return f"{self.requirement or 'setup'} at {where}"
 
     def retyped(self) -> ConformanceFailure:
         """This failure as an instance of the class of its identity: distinct failures are
@@ -186,14 +189,6 @@ class ConformanceFailure(AssertionError):
         if evidence is not None:
             lines += _history(evidence)
         return "\n".join(lines)
-
-
-_CALL = re.compile(r"(?:#\d+\s+)?(?:\[thread \d+\]\s+)?([A-Za-z_][A-Za-z0-9_]*)\(")
-
-
-def _c_function(call: str) -> str:
-    m = _CALL.match(call.strip())
-    return m.group(1) if m else "a check of the test"
 
 
 _TYPES: dict[str, type[ConformanceFailure]] = {}

@@ -22,7 +22,6 @@ def gather(h: Harness) -> FailureEvidence:
         profile=h.profile,
         trace=h.trace_records(),
         history=tuple(h.model.history),
-        setup_labels=frozenset(h.setup_labels),
         fixtures=[asdict(f) for f in h.fixtures.values()],
         capabilities=asdict(h.caps),
         invalid_handle=invalid,

@@ -8,12 +8,13 @@ A clause test or a state machine never calls the backend directly.  It calls
    run; each logical host thread keeps its own OS thread because ACL contexts
    are per thread: ``backend_calls.py``, ``workers.py``),
 2. reads back what a read wrote, and
-3. then, once the backend has answered, asks the model what the profile allows
-   and hands it the answer (the state the profile reads is the one before the
-   call: only gates move concurrently, and the model is first told of those a
-   timer opened meanwhile); any disagreement raises :class:`ConformanceFailure`
-   (after a second look, ``second_look.py``), whose message is written for a
-   vendor who has never read this code.
+3. then, once the backend has answered, has the model judge the call's record
+   (``reference_impl.step.judge``: what the profile allows, the answer, and the
+   asynchronous reads the call completed, read back; the state the profile reads
+   is the one before the call: only gates move concurrently, and the model is
+   first told of those a timer opened meanwhile); any disagreement raises
+   :class:`ConformanceFailure` (after a second look, ``second_look.py``), whose
+   message is written for a vendor who has never read this code.
 
 The model is consulted before the call only where requirements are masked, to
 decline a call that must be rejected for a masked reason.
@@ -35,9 +36,11 @@ from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.base import Capabilities
 from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.adapters.traced import Traced
+from acl_conformance.reference_impl import Judgement
 from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import Step
 from acl_conformance.reference_impl import Violation
-from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl import judge
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.evidence import Evidence
 from acl_conformance.reference_impl.record import CallRecord
@@ -49,7 +52,6 @@ from . import verdicts
 from .backend_calls import D2H
 from .backend_calls import Written
 from .backend_calls import check_c_ranges
-from .backend_calls import check_ready_reads
 from .backend_calls import raw
 from .backend_calls import read_back
 from .backend_calls import remember
@@ -133,8 +135,6 @@ class Harness:
         self._threads: dict[int, int] = {}
         self.known: set[tuple[int, str]] = set()
         """(device, variable) pairs whose contents the model has been given."""
-        self.setup_labels: set[str] = set()
-        """Model steps the suite made for itself (reading starting contents, scratch memory)."""
         self._in_setup: dict[int, bool] = {}
         self.scratch: dict[int, HostBuffer] = {}
         """Per host thread: the buffer the suite's own reads land in."""
@@ -169,8 +169,9 @@ class Harness:
         ``verdicts.classify``)."""
         self.expected: dict[str, tuple[str, str]] = {}
         """Requirement -> (entry key, description): failures citing it are expected ones."""
-        self.last_expectation: dict[int, Any] = {}
-        """Per host thread: what the model allowed for its latest call (replay prints it)."""
+        self.last_steps: dict[int, Step] = {}
+        """Per host thread: its latest call as the model judged it, while ``call`` had not
+        yet returned or raised (replay prints what the model allowed)."""
 
     # -- threads ----------------------------------------------------------
     def thread_no(self) -> int:
@@ -193,46 +194,49 @@ class Harness:
         """Make ``name(**args)`` on the backend and check it against the model."""
         check_c_ranges(name, args)
         thread = self.thread_no()
+        self.last_steps.pop(thread, None)
         if self.model.masks:
             verdicts.decline_if_masked(self, name, thread, args)
         if name in _SYMBOL_CALLS and args.get("count"):
             ensure_known(self, thread, args.get("symbol", 0))
         result = raw(self, name, thread, args, self.model.render(name, args))
-        outputs = dict(result.outputs)
         # A synchronous read, or one from pageable memory, is complete at its return.
-        reads_now = name == "memcpy_from_symbol" or (
-            name == "memcpy_from_symbol_async"
-            and self.model.is_pageable(args["dst"], args["count"])
+        observed = (
+            read_back(self, args["dst"], args["count"], thread)
+            if result.ok and self.model.reads_at_return(name, args)
+            else None
         )
-        if result.ok and reads_now:
-            outputs["observed"] = read_back(self, args["dst"], args["count"], thread)
         with self.lock:
             # Gates a timer opened before the call returned: the model learns of them
-            # first, so a call that legitimately waited for one is judged as such.
-            for g in sorted(result.gates_open - self._told):
-                self._told.add(g)
-                self.model.expect("open_gate", thread, gate=g).settle(ACL_SUCCESS)
-            # The state the profile reads is the one before the call (only gates move
-            # concurrently), so asking after the call is the same as asking before.
-            exp = self.model.expect(name, thread, **args)
-            self.last_expectation[thread] = exp
-            if self._in_setup.get(thread):
-                self.setup_labels.add(exp.label)
-            violations = exp.settle(result.acl_error, **outputs)
-            violations += check_ready_reads(self, thread)
+            # first.  The state the profile reads is the one before the call (only gates
+            # move concurrently), so asking after the call is the same as asking before.
+            opened = sorted(result.gates_open - self._told)
+            self._told.update(opened)
+            step = judge(
+                self.model,
+                result,
+                observed,
+                read_back=lambda r: read_back(self, r.address, r.count, thread),
+                opened=opened,
+                setup=self._in_setup.get(thread, False),
+            )
+            self.last_steps[thread] = step
             set_aside, self.model.set_aside = self.model.set_aside, []
             unbelieved, self.model.unbelieved = self.model.unbelieved, []
         remember(self, name, args, result, thread)
-        if violations:
-            raise self.failure(second_look(self, name, args, thread, violations))
+        if step.violations:
+            raise self.failure(second_look(self, name, args, thread, step.violations))
         if set_aside and not self.continue_past_masked:
             v = set_aside[0]
             masked = next(r for r in (v.requirement, *v.also) if r in self.model.masks)
-            raise Declined(masked, v.call or exp.label, "the backend broke it here again")
+            call = v.call or step.judgement
+            raise Declined(masked, call.label, "the backend broke it here again")
         if unbelieved and not self.continue_past_masked:
-            req, call = unbelieved[0]
+            req, promised_by = unbelieved[0]
             self.model.evidence.declined[req] += 1
-            raise Declined(req, call, "the test would rely on its promise that tasks completed")
+            raise Declined(
+                req, promised_by.label, "the test would rely on its promise that tasks completed"
+            )
         return result
 
     def passed(self, *requirements: str) -> None:
@@ -381,11 +385,12 @@ class Harness:
         requirement: str,
         message: str,
         *,
-        call: str = "",
+        call: Judgement | None = None,
         allowed: str = "",
         observed: str = "",
     ) -> None:
-        """Raise a failure found by a clause test itself (timing, ordering of returns)."""
+        """Raise a failure found by a clause test itself (timing, ordering of returns);
+        ``call``: the call it is about (``model.last_call()``), if any."""
         raise self.failure(
             [Violation(requirement, message, call=call, allowed=allowed, observed=observed)],
             by_test=True,

@@ -234,20 +234,18 @@ def _replay_one(
             return None, f
 
     result, failure = threads.run(call.thread, make)
-    exp = h.last_expectation.get(thread_no[0]) if thread_no else None
-    label = exp.label if exp is not None else f"{call.name}"
+    step = h.last_steps.get(thread_no[0]) if thread_no else None
+    label = step.judgement.label if step is not None else f"{call.name}"
     got = result.code if result is not None else None
     if result is not None:
         tr.learn(call, now=result.outputs)
-    elif failure is not None and exp is not None:
-        # The call answered (the model judged it); learn its outputs from the backend's trace.
-        rec = next((r for r in reversed(h.adapter.trace) if r.name == call.name), None)
-        if rec is not None:
-            got = rec.code
-            tr.learn(call, now=rec.outputs)
+    elif failure is not None and step is not None:
+        # The call answered (the model judged it): its outputs are in the step's record.
+        got = step.record.code
+        tr.learn(call, now=step.record.outputs)
     text = f"{label}\n    backend {_code(got)}; recorded {_code(call.code)}"
-    if exp is not None:
-        text += f"; allowed {exp.allowed()}"
+    if step is not None:
+        text += f"; allowed {step.judgement.allowed()}"
     if failure is None:
         return text + "\n    ok"
     for v in failure.violations:

@@ -30,6 +30,8 @@ handles.py names the recorded handles, reproducer_source.py assembles the text.
 from __future__ import annotations
 
 from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import PendingRead
+from acl_conformance.reference_impl import judge
 from acl_conformance.reference_impl.constants import Capabilities
 from acl_conformance.reference_impl.record import CallRecord
 
@@ -58,17 +60,7 @@ def _observed_after(calls: list[CallRecord], i: int, address: int, count: int) -
 
 
 def _model(trace: Trace) -> Model:
-    caps = trace.capabilities or {}
-    model = Model(
-        trace.profile,
-        Capabilities(
-            devices=int(caps.get("devices", 1)),
-            default_stream=bool(caps.get("default_stream", True)),
-            events=bool(caps.get("events", True)),
-            host_register=bool(caps.get("host_register", True)),
-            gate=bool(caps.get("gate", True)),
-        ),
-    )
+    model = Model(trace.profile, trace.capabilities or Capabilities())
     model.assume_initialized()  # the program calls aclInit first, as the suite did
     for f in trace.fixtures:
         model.add_symbol(str(f["name"]), int(f["address"]), int(f["size"]))
@@ -93,45 +85,44 @@ def generate(trace: Trace) -> str:
                 f"    /* {call.name}: the recorded backend raised here ({call.error}) */"
             )
             break
-        for g in timed.get(call.seq, []):
-            prog.body.append(f"    gate_open_after(&{prog.gate(int(g.args['gate']))}, {TIMER_MS});")
-            model.expect("open_gate", call.thread, gate=int(g.args["gate"])).settle(0)
-        exp = model.expect(call.name, call.thread, **call.args)
-        label = exp.label
+        opened = [int(g.args["gate"]) for g in timed.get(call.seq, [])]
+        for gate in opened:
+            prog.body.append(f"    gate_open_after(&{prog.gate(gate)}, {TIMER_MS});")
         if len(threads) > 1:
             prog.body.append(f"    /* recorded on host thread {threads.index(call.thread)} */")
         dst_expr = prog.add_call(call)
-        outputs = dict(call.outputs)
-        reads_now = call.name == "memcpy_from_symbol" or (
-            call.name == "memcpy_from_symbol_async"
-            and model.is_pageable(int(call.args["dst"]), int(call.args["count"]))
-        )
+        reads_now = model.reads_at_return(call.name, call.args)
+        observed: bytes | None = None
         if call.code == 0 and reads_now:
             observed = _observed_after(
                 trace.calls, i, int(call.args["dst"]), int(call.args["count"])
             )
             if observed is None:
                 raise ReproducerError(
-                    f"trace {trace.path}: no read-back of the bytes read at {label}"
+                    f"trace {trace.path}: no read-back of the bytes read at "
+                    f"{model.render(call.name, call.args)}"
                 )
-            outputs["observed"] = observed
-        exp.settle(call.code, **outputs)
-        prog.check_code(label, exp.outcome)
-        spans = model.read_allowed(label) if call.code == 0 and reads_now else None
-        if spans:
+
+        def read_back(r: PendingRead, i: int = i) -> bytes:
+            data = _observed_after(trace.calls, i, r.address, r.count)
+            if data is None:
+                raise ReproducerError(f"trace {trace.path}: no read-back of {r.call.label}")
+            return data
+
+        step = judge(model, call, observed, read_back=read_back, opened=opened)
+        label = step.judgement.label
+        prog.check_code(label, step.judgement.outcome)
+        spans = model.read_allowed(step.judgement) if observed is not None else None
+        if observed is not None and spans:
             if len(spans) == 1 and spans[0][2] is None:
                 device = model.current_device(call.thread) or 0
                 sym = model.symbol_at(int(call.args["symbol"]))
                 if sym is not None and int(call.args["count"]) == sym[1]:
-                    baselines.setdefault((device, sym[0]), outputs["observed"])
+                    baselines.setdefault((device, sym[0]), observed)
             else:
                 prog.check_bytes(label, dst_expr, int(call.args["offset"]), spans)
-        for r in model.ready_reads():
-            data = _observed_after(trace.calls, i, r.address, r.count)
-            if data is None:
-                raise ReproducerError(f"trace {trace.path}: no read-back of {r.label}")
-            model.check_read(r, data)
+        for r in step.reads:
             prog.body.append(
-                f"    /* {r.label.split(' ', 1)[0]} is complete here; its bytes are not checked */"
+                f"    /* #{r.call.number} is complete here; its bytes are not checked */"
             )
     return source(trace, prog, baselines)

@@ -36,7 +36,11 @@ def second_look(
     out = []
     for v in violations:
         try:
-            if v.read is not None and "aclrtMemcpyFromSymbolAsync" in v.call:
+            if (
+                v.read is not None
+                and v.call is not None
+                and v.call.name == "memcpy_from_symbol_async"
+            ):
                 # The observer under test: does a plain read agree with the model
                 # where the asynchronous one did not?
                 v = _read_or_bytes(h, v, thread)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from acl_conformance.adapters.base import FixtureVariable
+from acl_conformance.reference_impl import judge
 
 from .backend_calls import D2H
 from .backend_calls import raw
@@ -65,13 +66,9 @@ def learn(h: Harness, thread: int, device: int, f: FixtureVariable) -> None:
     if observed is not None:
         h.first_reads[(device, f.name)] = observed
     with h.lock:
-        exp = h.model.expect("memcpy_from_symbol", thread, **args)
-        h.setup_labels.add(exp.label)
-        violations = exp.settle(
-            r.acl_error, **({"observed": observed} if observed is not None else {})
-        )
-    if violations:
-        raise h.failure(violations)
+        step = judge(h.model, r, observed, setup=True)
+    if step.violations:
+        raise h.failure(step.violations)
 
 
 def scratch_buffer(h: Harness, thread: int, need: int = BASELINE_LIMIT) -> HostBuffer:

@@ -27,7 +27,8 @@ def classify(h: Harness, f: ConformanceFailure) -> BaseException:
     if masked is not None:
         h.model.evidence.set_aside[masked] += 1
         first = f.violations[0] if f.violations else None
-        return Declined(masked, first.call if first else "", "the backend broke it here")
+        call = first.call.label if first is not None and first.call is not None else ""
+        return Declined(masked, call, "the backend broke it here")
     for requirement in cited:
         entry = h.expected.get(requirement)
         if entry is not None:

@@ -10,22 +10,28 @@ from .catalogue import Requirement
 from .catalogue import for_profile
 from .catalogue import requirement
 from .constants import Capabilities
-from .model import Judgement
+from .judgement import Judgement
+from .judgement import Violation
 from .model import Model
-from .model import PendingRead
-from .outcome import Violation
+from .model_state import PendingRead
 from .profiles import get_profile
+from .record import CallRecord
+from .step import Step
+from .step import judge
 
 __all__ = [
     "CATALOGUE",
+    "CallRecord",
     "Capabilities",
     "Judgement",
     "Level",
     "Model",
     "PendingRead",
     "Requirement",
+    "Step",
     "Violation",
     "for_profile",
     "get_profile",
+    "judge",
     "requirement",
 ]

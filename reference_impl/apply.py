@@ -2,11 +2,12 @@
 
 The profile says, for each answer it allows, what the call did (an effect: a class
 of ``effects.py``); ``apply`` finds the handler of that effect in ``HANDLERS`` and
-runs it.  A handler updates the model (streams, events, host buffers, what is known
-complete) and returns the violations it sees in the call's outputs (a NULL handle, a
-changed address, a wrong status).  The handlers of the calls that move or
-own memory (the copies, host buffers) are in ``apply_memory.py``.  Every effect class has exactly one handler: this is checked
-when the module is imported.
+runs it.  A handler updates the model's state (``model_state.ModelState``: streams,
+events, host buffers, what is known complete) and returns the violations it sees in
+the call's outputs (a NULL handle, a changed address, a wrong status).  The handlers of
+the calls that move or own memory (the copies, host buffers) are in
+``apply_memory.py``.  Every effect class has exactly one handler: this is checked when
+the module is imported.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import dataclasses
 from collections.abc import Callable
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 from typing import Any
 
 from . import effects as fx
@@ -29,8 +29,10 @@ from .apply_memory import write_host
 from .constants import StreamStatus
 from .evidence import QUERY_COMPLETE
 from .evidence import QUERY_NOT_READY
+from .judgement import Judgement
+from .judgement import Violation
+from .model_state import ModelState
 from .order import Gate
-from .outcome import Violation
 from .requirement_ids import DEVICE_CALLS
 from .requirement_ids import EVENT_CALLS
 from .requirement_ids import GETSYMBOL_ADDRESS
@@ -42,22 +44,20 @@ from .requirement_ids import SYMBOL_SIZE_AS_DECLARED
 from .requirement_ids import SYNC_TIMEOUT
 from .requirement_ids import TOSYMBOL_SYNC
 
-if TYPE_CHECKING:
-    from .model import Judgement
-    from .model import Model
-
 Handler = Callable[..., list[Violation]]
-"""``handler(model, effect, judgement, outputs) -> violations``; the effect is an
+"""``handler(state, effect, judgement, outputs) -> violations``; the effect is an
 instance of the class the handler is registered for."""
 
 
-def apply(model: Model, effect: object, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
-    """Apply ``effect``, the effect of the answer ``exp`` settled with, to ``model``."""
-    return HANDLERS[type(effect)](model, effect, exp, out)
+def apply(
+    state: ModelState, effect: object, call: Judgement, out: dict[str, Any]
+) -> list[Violation]:
+    """Apply ``effect``, the effect of the answer ``call`` was settled with, to ``state``."""
+    return HANDLERS[type(effect)](state, effect, call, out)
 
 
 def _new_stream(
-    model: Model, e: fx.NewStream, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.NewStream, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     handle = int(out.get("stream") or 0)
     if handle == 0:
@@ -65,39 +65,39 @@ def _new_stream(
             Violation(
                 STREAM_CALLS,
                 "aclrtCreateStream returned ACL_SUCCESS but a NULL stream",
-                call=exp.label,
+                call=call,
             )
         ]
     try:
-        model.world.add_stream(handle, e.device)
+        state.world.add_stream(handle, e.device)
     except ValueError as err:
-        return [Violation(STREAM_CALLS, str(err), call=exp.label)]
+        return [Violation(STREAM_CALLS, str(err), call=call)]
     return []
 
 
 def _destroy_stream(
-    model: Model, e: fx.DestroyStream, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.DestroyStream, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     if e.drains:
-        model._complete(e.stream.queue.frontier, (STREAM_CALLS, exp.label))
-    model.world.kill_stream(e.stream)
+        state.complete(e.stream.queue.frontier, (STREAM_CALLS, call))
+    state.world.kill_stream(e.stream)
     return []
 
 
 def _sync_stream(
-    model: Model, e: fx.SyncStream, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.SyncStream, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     promise = (
         SYNC_TIMEOUT
-        if exp.name == "synchronize_stream_with_timeout"
+        if call.name == "synchronize_stream_with_timeout"
         else PINNED_COMPLETE_AFTER_SYNC
     )
-    model._complete(e.stream.queue.frontier, (promise, exp.label))
+    state.complete(e.stream.queue.frontier, (promise, call))
     return []
 
 
 def _query_stream(
-    model: Model, e: fx.QueryStream, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.QueryStream, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     status = out.get("status")
     frontier = e.stream.queue.frontier
@@ -106,10 +106,10 @@ def _query_stream(
         StreamStatus.ACL_STREAM_STATUS_NOT_READY,
     )
     open_question = False
-    if model.order.closed_gate_before(frontier) is not None:
+    if state.order.closed_gate_before(frontier) is not None:
         allowed = {not_ready}
         why = "a closed gate blocks the stream"
-    elif model._all_done(frontier):
+    elif state.all_done(frontier):
         allowed = {complete}
         why = "every task of the stream is known complete"
     else:
@@ -135,31 +135,31 @@ def _query_stream(
             Violation(
                 causes[0],
                 f"aclrtStreamQuery reported status {status!r}",
-                call=exp.label,
+                call=call,
                 allowed=f"{names} ({why})",
                 observed=str(status),
                 also=tuple(causes[1:]),
             )
         ]
     if open_question:
-        model.evidence.saw(STREAM_QUERY, QUERY_COMPLETE if status == complete else QUERY_NOT_READY)
+        state.evidence.saw(STREAM_QUERY, QUERY_COMPLETE if status == complete else QUERY_NOT_READY)
     if status == complete:
         e.stream.after_sync_copy = False
-        model._complete(frontier, (STREAM_QUERY, exp.label))
+        state.complete(frontier, (STREAM_QUERY, call))
     return []
 
 
 def _sync_device(
-    model: Model, e: fx.SyncDevice, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.SyncDevice, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
-    for s in [model.world.default_stream(e.device), *model.world.streams.values()]:
+    for s in [state.world.default_stream(e.device), *state.world.streams.values()]:
         if s.alive and s.device == e.device:
-            model._complete(s.queue.frontier, (PINNED_COMPLETE_AFTER_SYNC, exp.label))
+            state.complete(s.queue.frontier, (PINNED_COMPLETE_AFTER_SYNC, call))
     return []
 
 
 def _new_event(
-    model: Model, e: fx.NewEvent, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.NewEvent, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     handle = int(out.get("event") or 0)
     if handle == 0:
@@ -167,86 +167,80 @@ def _new_event(
             Violation(
                 EVENT_CALLS,
                 "aclrtCreateEvent returned ACL_SUCCESS but a NULL event",
-                call=exp.label,
+                call=call,
             )
         ]
     try:
-        model.world.add_event(handle, e.device)
+        state.world.add_event(handle, e.device)
     except ValueError as err:
-        return [Violation(EVENT_CALLS, str(err), call=exp.label)]
+        return [Violation(EVENT_CALLS, str(err), call=call)]
     return []
 
 
 def _record_event(
-    model: Model, e: fx.RecordEvent, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.RecordEvent, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     # The record is a task of its stream (the stream is not complete until it ran);
     # the event captures it and everything before it.
-    model.order.enqueue(e.stream.queue, exp.label)
+    state.order.enqueue(e.stream.queue)
     e.event.captured = dict(e.stream.queue.frontier)
     return []
 
 
 def _wait_event(
-    model: Model, e: fx.WaitEvent, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.WaitEvent, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     if e.event.captured is not None:
-        model.order.import_clock(e.stream.queue, e.event.captured)
+        state.order.import_clock(e.stream.queue, e.event.captured)
     # The wait is a task of its stream too: the stream is not complete before it ran.
-    model.order.enqueue(e.stream.queue, exp.label)
+    state.order.enqueue(e.stream.queue)
     return []
 
 
 def _sync_event(
-    model: Model, e: fx.SyncEvent, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.SyncEvent, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     if e.event.captured is not None:
-        model._complete(e.event.captured, (PINNED_COMPLETE_AFTER_SYNC, exp.label))
+        state.complete(e.event.captured, (PINNED_COMPLETE_AFTER_SYNC, call))
     return []
 
 
 def _destroy_event(
-    model: Model, e: fx.DestroyEvent, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.DestroyEvent, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
-    model.world.kill_event(e.event)
+    state.world.kill_event(e.event)
     return []
 
 
 def _set_device(
-    model: Model, e: fx.SetDevice, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.SetDevice, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
-    model.world.current[exp.thread] = e.device
-    model.world.refcount[e.device] = model.world.refcount.get(e.device, 0) + 1
+    state.world.current[call.thread] = e.device
+    state.world.refcount[e.device] = state.world.refcount.get(e.device, 0) + 1
     return []
 
 
 def _reset_device(
-    model: Model, e: fx.ResetDevice, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.ResetDevice, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
-    n = model.world.refcount.get(e.device, 0) - 1
-    model.world.refcount[e.device] = n
+    n = state.world.refcount.get(e.device, 0) - 1
+    state.world.refcount[e.device] = n
     if n > 0:
         return []
-    for s in [model.world.default_stream(e.device), *list(model.world.streams.values())]:
+    for s in [state.world.default_stream(e.device), *list(state.world.streams.values())]:
         if s.alive and s.device == e.device:
-            model._complete(s.queue.frontier, (DEVICE_CALLS, exp.label))
+            state.complete(s.queue.frontier, (DEVICE_CALLS, call))
             if not s.default:
-                model.world.kill_stream(s)
-    for (dev, name), var in model.memory.items():
-        if dev == e.device:
-            var.forget(None)  # DEVICE-RESET-CONTENTS: unspecified after a reset
-            model._reset.add((dev, name))
-    model._reads = [r for r in model._reads if r.device != e.device]
-    for k in [k for k in model._addresses if k[0] == e.device]:
-        del model._addresses[k]
-    for t, d in list(model.world.current.items()):
+                state.world.kill_stream(s)
+    state.forget_device(e.device)
+    for t, d in list(state.world.current.items()):
         if d == e.device:
-            model.world.current[t] = None
+            state.world.current[t] = None
     return []
 
 
 def _report_device(
-    model: Model, e: fx.ReportDevice, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.ReportDevice, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = out.get("device_id")
     if got != e.device:
@@ -254,7 +248,7 @@ def _report_device(
             Violation(
                 DEVICE_CALLS,
                 f"aclrtGetDevice reported {got!r}",
-                call=exp.label,
+                call=call,
                 allowed=str(e.device),
                 observed=str(got),
             )
@@ -263,7 +257,7 @@ def _report_device(
 
 
 def _report_device_count(
-    model: Model, e: fx.ReportDeviceCount, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.ReportDeviceCount, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = out.get("count")
     if got != e.count:
@@ -271,7 +265,7 @@ def _report_device_count(
             Violation(
                 DEVICE_CALLS,
                 f"aclrtGetDeviceCount reported {got!r}, the backend declares {e.count}",
-                call=exp.label,
+                call=call,
                 allowed=str(e.count),
                 observed=str(got),
             )
@@ -280,7 +274,7 @@ def _report_device_count(
 
 
 def _report_symbol_address(
-    model: Model, e: fx.ReportSymbolAddress, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.ReportSymbolAddress, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = int(out.get("dev_ptr") or 0)
     if got == 0:
@@ -288,17 +282,17 @@ def _report_symbol_address(
             Violation(
                 GETSYMBOL_ADDRESS,
                 "aclrtGetSymbolAddress returned success but a NULL device address",
-                call=exp.label,
+                call=call,
             )
         ]
     key = (e.device, e.symbol.name)
-    before = model._addresses.setdefault(key, got)
+    before = state.addresses.setdefault(key, got)
     if before != got:
         return [
             Violation(
                 GETSYMBOL_ADDRESS,
                 f"the device address of {e.symbol.name} on device {e.device} changed without a reset",
-                call=exp.label,
+                call=call,
                 allowed=f"0x{before:x} (as reported before)",
                 observed=f"0x{got:x}",
             )
@@ -307,7 +301,7 @@ def _report_symbol_address(
 
 
 def _report_symbol_size(
-    model: Model, e: fx.ReportSymbolSize, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.ReportSymbolSize, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     got = out.get("size")
     if got != e.symbol.size:
@@ -315,51 +309,55 @@ def _report_symbol_size(
             Violation(
                 SYMBOL_SIZE_AS_DECLARED,
                 f"aclrtGetSymbolSize reported {got!r} for {e.symbol.name}",
-                call=exp.label,
+                call=call,
                 allowed=f"{e.symbol.size} (the declared size)",
                 observed=str(got),
             )
         ]
-    model.evidence.check(SYMBOL_SIZE_AS_DECLARED)
+    state.evidence.check(SYMBOL_SIZE_AS_DECLARED)
     return []
 
 
 def _launch_gate(
-    model: Model, e: fx.LaunchGate, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.LaunchGate, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
     gid = int(out["gate"])
-    task = model.order.enqueue(e.stream.queue, exp.label)
+    task = state.order.enqueue(e.stream.queue)
     gate = Gate(gid, task)
-    model._gates[gid] = gate
-    model.order.add_gate(gate)
+    state.gates[gid] = gate
+    state.order.add_gate(gate)
     return []
 
 
 def _open_gate(
-    model: Model, e: fx.OpenGate, exp: Judgement, out: dict[str, Any]
+    state: ModelState, e: fx.OpenGate, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
-    gate = model._gates.get(e.gate)
+    gate = state.gates.get(e.gate)
     if gate is not None and not gate.open:
-        model.order.open_gate(gate)
+        state.order.open_gate(gate)
     return []
 
 
-def _init(model: Model, e: fx.Init, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
-    model.world.initialized = True
+def _init(state: ModelState, e: fx.Init, call: Judgement, out: dict[str, Any]) -> list[Violation]:
+    state.world.initialized = True
     return []
 
 
-def _finalize(model: Model, e: fx.Finalize, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
-    model.world.initialized = False
-    model.world.finalized = True
+def _finalize(
+    state: ModelState, e: fx.Finalize, call: Judgement, out: dict[str, Any]
+) -> list[Violation]:
+    state.world.initialized = False
+    state.world.finalized = True
     return []
 
 
-def _nothing(model: Model, e: fx.Nothing, exp: Judgement, out: dict[str, Any]) -> list[Violation]:
+def _nothing(
+    state: ModelState, e: fx.Nothing, call: Judgement, out: dict[str, Any]
+) -> list[Violation]:
     return []
 
 
-_TABLE: tuple[tuple[type, Handler], ...] = (
+TABLE: tuple[tuple[type, Handler], ...] = (
     (fx.CopyToSymbol, copy_to_symbol),
     (fx.ReadSymbol, read_symbol),
     (fx.NewStream, _new_stream),
@@ -389,10 +387,12 @@ _TABLE: tuple[tuple[type, Handler], ...] = (
     (fx.Finalize, _finalize),
     (fx.Nothing, _nothing),
 )
+"""Each effect class of ``effects.py`` and its handler."""
 
 
-def _table(pairs: tuple[tuple[type, Handler], ...]) -> Mapping[type, Handler]:
-    """The table as a mapping, once checked to hold one handler per effect class."""
+def handlers(pairs: tuple[tuple[type, Handler], ...]) -> Mapping[type, Handler]:
+    """``pairs`` (effect class, handler) as a mapping, once checked to hold one handler per
+    effect class of ``effects.py``."""
     effects = {
         cls
         for cls in vars(fx).values()
@@ -410,5 +410,5 @@ def _table(pairs: tuple[tuple[type, Handler], ...]) -> Mapping[type, Handler]:
     return MappingProxyType(table)
 
 
-HANDLERS = _table(_TABLE)
+HANDLERS = handlers(TABLE)
 """The handler of each effect class of ``effects.py``."""

@@ -32,22 +32,6 @@ class Level(str, Enum):
 PROFILES = ("spec", "cann")
 """``spec``: what the text says.  ``cann``: what the open-source CANN runtime does."""
 
-CLAUSES = (
-    "kinds",
-    "bounds",
-    "effect",
-    "pinned",
-    "pageable",
-    "streams",
-    "symbols",
-    "devices",
-    "hygiene",
-    "concurrency",
-    "companion",
-)
-"""Areas of the spec, in the order of docs/design.md, "What is specified" (plus the
-calls around the main one).  One test module per area."""
-
 
 @dataclass(frozen=True)
 class Requirement:
@@ -55,6 +39,8 @@ class Requirement:
 
     id: str
     clause: str
+    """The area of the spec it belongs to (``kinds``, ``bounds``, ... ``companion``): a
+    test module per area."""
     title: str
     quote: tuple[str, ...]
     levels: Mapping[str, Level]

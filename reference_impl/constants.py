@@ -125,9 +125,6 @@ MALLOC_HOST_ALIGNMENT = 64
 HOST_REGISTER_ALIGNMENT = 4096
 """aclrtHostRegisterV2 requires a 4 KB aligned pointer (11-02:292)."""
 
-SYNC_TIMEOUT_FOREVER = -1
-"""aclrtSynchronizeStreamWithTimeout: -1 waits forever."""
-
 
 @dataclass(frozen=True)
 class Capabilities:

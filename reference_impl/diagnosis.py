@@ -12,20 +12,20 @@ fits wins.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from .judgement import Judgement
+from .judgement import Violation
+from .judgement import hex_bytes
+from .judgement import some
 from .memory import INITIAL
 from .memory import Candidate
 from .memory import Mismatch
 from .memory import VarMemory
 from .memory import Write
+from .model_state import ModelState
+from .model_state import Rejected
 from .order import covers
-from .outcome import Violation
-from .records import Rejected
-from .records import hex_bytes
-from .records import some
 from .requirement_ids import DEVICE_INSTANCE
 from .requirement_ids import EFFECT_BYTES
 from .requirement_ids import EFFECT_NEIGHBOURS
@@ -38,9 +38,6 @@ from .requirement_ids import STREAM_EVENT_ORDER
 from .requirement_ids import STREAM_FIFO
 from .requirement_ids import TOSYMBOL_SYNC
 from .state import Symbol
-
-if TYPE_CHECKING:
-    from .model import Model
 
 _OWN_PROMISE = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}
 """What a copy's own call promises: complete at its return."""
@@ -99,30 +96,33 @@ def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
     return next((w for w in m.blocked if (marked([w]) & ~allowed).any()), None)
 
 
-def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) -> Violation:
-    """The violation mismatch ``m`` of a read of ``sym`` on ``device`` (call ``label``) is
-    charged to, with what was allowed, what was seen, and the other readings."""
-    var = model._var(device, sym)
+def diagnose(
+    state: ModelState, device: int, sym: Symbol, m: Mismatch, call: Judgement | None
+) -> Violation:
+    """The violation mismatch ``m`` of a read of ``sym`` on ``device`` (by ``call``; None:
+    an observation of no call) is charged to, with what was allowed, what was seen, and the
+    other readings."""
+    var = state.var(device, sym)
     writes = [c for c in m.candidates if isinstance(c, Write)]
-    done = [w for w in writes if model.order.is_done(w.task)]
+    done = [w for w in writes if state.order.is_done(w.task)]
     req, why = EFFECT_BYTES, "the bytes match no copy that may have run"
     also: tuple[str, ...] = ()
     missing: bytes | None = None
     late: str | None = None
     older = False
-    rejected = [r for r in model._rejected.get((device, sym.name), ()) if r.source is not None]
+    rejected = [r for r in state.rejected.get((device, sym.name), ()) if r.source is not None]
     if (w := _blocked_write_shown(var, m)) is not None:
-        gate = model.order.blocked(w.task)
+        gate = state.order.blocked(w.task)
         if gate is not None and gate.task.queue != w.task.queue:
             req = STREAM_EVENT_ORDER
             why = "a copy ran before the event it waits for (recorded behind a closed gate)"
         else:
             req = STREAM_FIFO
             why = "a copy ran before a task ahead of it in its stream (a closed gate) had finished"
-    elif (other := _other_instance_write(model, device, sym, m)) is not None:
+    elif (other := _other_instance_write(state, device, sym, m)) is not None:
         req, why = (
             DEVICE_INSTANCE,
-            f"the bytes were written to the same variable on another device ({other.label})",
+            f"the bytes were written to the same variable on another device ({other.call.label})",
         )
         # A copy that should have been complete at its return and ran later, once
         # another device was current, lands there too.
@@ -131,7 +131,7 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
     elif any(_explains(var, w, m) for w in var.retired):
         # The most recent overwritten write that shows through names the broken order.
         old = next(w for w in reversed(var.retired) if _explains(var, w, m))
-        req, why, also = _overwritten(model, old, done)
+        req, why, also = _overwritten(state, old, done)
         hider = next((d for d in done if old.task.happens_before(d.task)), None)
         if hider is not None and hider.offset <= m.lo and m.hi <= hider.end:
             # The copy that should be on top may never have run at all: a second
@@ -146,16 +146,19 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
             older = req in (STREAM_FIFO, STREAM_EVENT_ORDER)
     elif done and (_explains(var, INITIAL, m) or _older_contents_explain(var, m)):
         w = done[-1]
-        promise, by = model._meta[w.wid].done_by or (PINNED_COMPLETE_AFTER_SYNC, "")
-        req = promise
+        cause = state.meta[w.wid].done_by
+        req = cause[0] if cause is not None else PINNED_COMPLETE_AFTER_SYNC
+        by = cause[1] if cause is not None else None
         value = w.value(m.lo, m.hi)
         missing = value.tobytes() if value is not None else None
         late = _OWN_PROMISE.get(w.mode)
         also = some(late)
-        why = f"a copy known complete ({w.label}) did not land" + (
-            f": it was known complete because {by} returned" if by and by != w.label else ""
+        why = f"a copy known complete ({w.call.label}) did not land" + (
+            f": it was known complete because {by.label} returned"
+            if by is not None and by is not w.call
+            else ""
         )
-    elif any(_source_now_explains(model, w, m) for w in done if w.mode == "pageable"):
+    elif any(_source_now_explains(state, w, m) for w in done if w.mode == "pageable"):
         req, why = (
             PAGEABLE_SOURCE_REUSE,
             "the bytes are the pageable source as changed after the call returned",
@@ -163,10 +166,10 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
         also = (PAGEABLE_BLOCKS,)  # a copy that read its source late ran late
     elif any(_rejected_explains(r, m) for r in rejected):
         r = next(r for r in rejected if _rejected_explains(r, m))
-        req, why = HYGIENE_NO_WRITE, f"the bytes are those of a rejected call ({r.label})"
+        req, why = HYGIENE_NO_WRITE, f"the bytes are those of a rejected call ({r.call.label})"
     elif not writes:
         others = [
-            v for (d, n), v in model.memory.items() if d == device and n != sym.name and v.writes
+            v for (d, n), v in state.memory.items() if d == device and n != sym.name and v.writes
         ]
         if var.writes or not others:
             req, why = EFFECT_NO_STRAY, "bytes outside every copy's range changed"
@@ -178,18 +181,18 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
         if c is INITIAL:
             allowed.append(f"{hex_bytes(v)} (initial contents)")
         elif isinstance(c, Write):
-            state = "complete" if model.order.is_done(c.task) else "may have run"
+            status = "complete" if state.order.is_done(c.task) else "may have run"
             extra = (
                 " or any value its source held while the copy was pending" if c.alternatives else ""
             )
-            allowed.append(f"{hex_bytes(v)} from {c.label} ({state}){extra}")
+            allowed.append(f"{hex_bytes(v)} from {c.call.label} ({status}){extra}")
         else:
             allowed.append("any value (unspecified contents)")
-    details = [f"not yet possible: {w.label} (behind a closed gate)" for w in m.blocked]
+    details = [f"not yet possible: {w.call.label} (behind a closed gate)" for w in m.blocked]
     return Violation(
         req,
         f"device {device}, {sym.name} bytes [{m.lo}, {m.hi}): {why}",
-        call=label,
+        call=call,
         allowed="; or ".join(allowed) or "nothing (every candidate was blocked)",
         observed=hex_bytes(m.observed),
         details=details,
@@ -201,7 +204,9 @@ def diagnose(model: Model, device: int, sym: Symbol, m: Mismatch, label: str) ->
     )
 
 
-def _overwritten(model: Model, old: Write, done: list[Write]) -> tuple[str, str, tuple[str, ...]]:
+def _overwritten(
+    state: ModelState, old: Write, done: list[Write]
+) -> tuple[str, str, tuple[str, ...]]:
     """(requirement, why, other readings) of an overwritten copy that shows through.
 
     It ran late: after a copy that should hide it.  If it was known complete before
@@ -212,44 +217,45 @@ def _overwritten(model: Model, old: Write, done: list[Write]) -> tuple[str, str,
     hider = next((d for d in done if old.task.happens_before(d.task)), None)
     own = _OWN_PROMISE.get(old.mode)
     if hider is None:
-        return STREAM_FIFO, f"an overwritten copy ({old.label}) shows through", some(own)
-    others = some(own, _promise(model, hider), _OWN_PROMISE.get(hider.mode))
-    if covers(model._meta[hider.wid].issued_done, old.task.queue, old.task.index):
-        mine = _promise(model, old) or PINNED_COMPLETE_AFTER_SYNC
-        by = (model._meta[old.wid].done_by or ("", ""))[1]
+        return STREAM_FIFO, f"an overwritten copy ({old.call.label}) shows through", some(own)
+    others = some(own, _promise(state, hider), _OWN_PROMISE.get(hider.mode))
+    if covers(state.meta[hider.wid].issued_done, old.task.queue, old.task.index):
+        mine = _promise(state, old) or PINNED_COMPLETE_AFTER_SYNC
+        cause = state.meta[old.wid].done_by
+        by = cause[1] if cause is not None else None
         fifo = (STREAM_FIFO,) if hider.task.queue == old.task.queue else ()
         return (
             mine,
-            f"{old.label} was known complete"
-            + (f" (because {by} returned)" if by and by != old.label else "")
-            + f" before {hider.label} was issued, yet its bytes are on top",
+            f"{old.call.label} was known complete"
+            + (f" (because {by.label} returned)" if by is not None and by is not old.call else "")
+            + f" before {hider.call.label} was issued, yet its bytes are on top",
             some(*others, *fifo),
         )
     if hider.task.queue == old.task.queue:
         return (
             STREAM_FIFO,
-            f"{old.label} ran after {hider.label}, which was issued after it on the same stream",
+            f"{old.call.label} ran after {hider.call.label}, which was issued after it on the same stream",
             others,
         )
     return (
         STREAM_EVENT_ORDER,
-        f"{old.label} ran after {hider.label}, which an event ordered after it",
+        f"{old.call.label} ran after {hider.call.label}, which an event ordered after it",
         others,
     )
 
 
-def _promise(model: Model, w: Write) -> str | None:
+def _promise(state: ModelState, w: Write) -> str | None:
     """The requirement whose promise made ``w`` known complete (a synchronisation, a
     query, or its own call for a copy complete at return)."""
-    cause = model._meta[w.wid].done_by
+    cause = state.meta[w.wid].done_by
     return cause[0] if cause is not None else None
 
 
-def _other_instance_write(model: Model, device: int, sym: Symbol, m: Mismatch) -> Write | None:
+def _other_instance_write(state: ModelState, device: int, sym: Symbol, m: Mismatch) -> Write | None:
     """A write to the same variable on another device that explains the mismatch (with
     the others made there, overwritten since or not, if one alone does not)."""
     obs = np.frombuffer(m.observed, dtype=np.uint8)
-    for (d, name), var in model.memory.items():
+    for (d, name), var in state.memory.items():
         if d == device or name != sym.name:
             continue
         there = [
@@ -268,11 +274,11 @@ def _other_instance_write(model: Model, device: int, sym: Symbol, m: Mismatch) -
     return None
 
 
-def _source_now_explains(model: Model, w: Write, m: Mismatch) -> bool:
+def _source_now_explains(state: ModelState, w: Write, m: Mismatch) -> bool:
     """Are the bytes those ``w``'s pageable source held after the call (changed since): each
     byte one its source byte held as it is now, or after one of the host's later writes
     the buffer keeps?"""
-    meta = model._meta[w.wid]
+    meta = state.meta[w.wid]
     source = meta.source
     if source is None or m.lo < w.offset or m.hi > w.end:
         return False

@@ -25,6 +25,7 @@ from dataclasses import field
 import numpy as np
 import numpy.typing as npt
 
+from .judgement import Judgement
 from .order import Task
 
 Bytes = npt.NDArray[np.uint8]
@@ -53,8 +54,8 @@ class Write:
     """One successful copy into a variable, as the model knows it."""
 
     wid: int
-    label: str
-    """The call that made it, in C form with its step number."""
+    call: Judgement
+    """The call that made it."""
     task: Task
     offset: int
     count: int

@@ -39,7 +39,6 @@ class Task:
     queue: int
     index: int
     clock: Clock
-    label: str
 
     def happens_before(self, other: Task) -> bool:
         return self is not other and covers(other.clock, self.queue, self.index)
@@ -78,11 +77,11 @@ class Order:
         self._next_key += 1
         return q
 
-    def enqueue(self, queue: Queue, label: str) -> Task:
+    def enqueue(self, queue: Queue) -> Task:
         """Append a task; it follows its queue and what the host knows is done."""
         clock = dict(queue.frontier)
         join_into(clock, self.done)
-        task = Task(queue.key, queue.length, clock, label)
+        task = Task(queue.key, queue.length, clock)
         queue.length += 1
         queue.frontier = dict(clock)
         queue.frontier[queue.key] = task.index

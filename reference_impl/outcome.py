@@ -8,9 +8,7 @@ stands for, so that a mismatch can be reported against the right clause.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from dataclasses import field
 
 from .constants import ACL_SUCCESS
 from .constants import error_name
@@ -26,10 +24,6 @@ class Codes:
     @staticmethod
     def only(*codes: int) -> Codes:
         return Codes(frozenset(codes))
-
-    @staticmethod
-    def any_error() -> Codes:
-        return ANY_ERROR
 
     def __contains__(self, code: object) -> bool:
         if not isinstance(code, int):
@@ -101,46 +95,3 @@ class Outcome:
         return any(
             a.codes.values is None or a.codes.values - {ACL_SUCCESS} for a in self.alternatives
         )
-
-
-def outcome(alternatives: Iterable[Alternative]) -> Outcome:
-    return Outcome(tuple(alternatives))
-
-
-@dataclass
-class Violation:
-    """A step where the backend did something the profile does not allow."""
-
-    requirement: str | None
-    message: str
-    call: str = ""
-    """The C-like call that was made (with its step number)."""
-    allowed: str = ""
-    observed: str = ""
-    details: list[str] = field(default_factory=list)
-    also: tuple[str, ...] = ()
-    """Other requirements the same observation could be charged to (see Alternative.also)."""
-    read: tuple[int, str, int, int] | None = None
-    """For bytes a read got wrong: (device, variable, start, end) of the bytes."""
-    missing: bytes | None = None
-    """For a copy known complete whose bytes are not there: the bytes it should have left
-    (a second look tells a copy that ran late from one that wrote nothing there)."""
-    late: str | None = None
-    older_write_shows: bool = False
-    """For missing bytes: an older copy's bytes show there (not the initial contents), so
-    bytes still missing after a second look may be that copy running after the missing
-    one as much as the missing one writing nothing: both readings stay."""
-    """The requirement certainly broken if the second look finds those bytes there: the
-    promise of the copy's own call (complete at its return), which came before any other."""
-
-    def labelled_lines(self, indent: str = "  ", observed: str = "observed") -> list[str]:
-        """The call, what the spec allows and what was observed (``observed`` names it), one
-        aligned line each, those that are set."""
-        pairs = (("call", self.call), ("allowed", self.allowed), (observed, self.observed))
-        return [f"{indent}{label + ':':<10}{value}" for label, value in pairs if value]
-
-    def render(self) -> str:
-        lines = [f"[{self.requirement or 'unspecified'}] {self.message}"]
-        lines += self.labelled_lines()
-        lines.extend(f"  {d}" for d in self.details)
-        return "\n".join(lines)

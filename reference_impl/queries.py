@@ -1,6 +1,6 @@
 """The model's public queries: what the suite's machines, tests and reproducer may ask.
 
-The model (model.py) inherits them; they only read its state.
+The model (model.py) inherits them; they only read its state (``model_state.py``).
 """
 
 from __future__ import annotations
@@ -11,28 +11,21 @@ from typing import Any
 import numpy as np
 
 from .calls import render_call
+from .judgement import Judgement
 from .memory import distinct_values
-from .order import Order
-from .profiles import Profile
-from .state import World
+from .model_state import ModelState
 
 
-class Queries:
+class Queries(ModelState):
     """Read-only questions about the model's state, in the spec's words."""
-
-    world: World
-    order: Order
-    profile: Profile
-    history: list[str]
-    _last_read: tuple[str, list[tuple[int, int, list[np.ndarray] | None]]] | None
 
     def gate_ids(self) -> list[int]:
         """The gates that are closed now."""
         return [g.gid for g in self.order.gates]
 
-    def last_call(self) -> str:
-        """The most recent call announced, in C form with its step number ("" before any)."""
-        return self.history[-1] if self.history else ""
+    def last_call(self) -> Judgement | None:
+        """The most recent call announced (None before any)."""
+        return self.history[-1] if self.history else None
 
     def current_device(self, thread: int = 0) -> int | None:
         """Host ``thread``'s current device (None before it called aclrtSetDevice)."""
@@ -65,6 +58,15 @@ class Queries:
         rng = self.world.host_range(address, count)
         return rng.known and not self.profile.pinned_path(rng)[0]
 
+    def reads_at_return(self, name: str, args: Mapping[str, Any]) -> bool:
+        """Does call ``name(**args)``, if it succeeds, leave the bytes it read in its
+        destination when it returns: a synchronous read, or an asynchronous one into memory
+        this profile certainly treats as pageable (the caller reads them back and settles
+        the call with ``observed=``)."""
+        return name == "memcpy_from_symbol" or (
+            name == "memcpy_from_symbol_async" and self.is_pageable(args["dst"], args["count"])
+        )
+
     def stream_waits_behind_closed_gate(self, stream: int, thread: int = 0) -> bool:
         """Would a call that waits for ``stream`` (NULL: the default stream of ``thread``'s
         current device) wait for a gate that is closed now: one in the stream, or one an
@@ -96,11 +98,13 @@ class Queries:
         ]
         return g.gid, held
 
-    def read_allowed(self, label: str) -> list[tuple[int, int, list[np.ndarray] | None]] | None:
-        """What the synchronous read settled as ``label`` (the last one judged) allowed, per
-        segment: (start, end, values), a byte allowed where some array of ``values`` has it
-        (None: any byte; the read then gave the variable's new contents).  None when the
-        last read judged was another, or there was none."""
-        if self._last_read is None or self._last_read[0] != label:
+    def read_allowed(
+        self, call: Judgement
+    ) -> list[tuple[int, int, list[np.ndarray] | None]] | None:
+        """What synchronous read ``call`` (the last one judged) allowed, per segment:
+        (start, end, values), a byte allowed where some array of ``values`` has it (None:
+        any byte; the read then gave the variable's new contents).  None when the last read
+        judged was another, or there was none."""
+        if self.last_read is None or self.last_read[0] is not call:
             return None
-        return [(a, b, distinct_values(values)) for a, b, values in self._last_read[1]]
+        return [(a, b, distinct_values(values)) for a, b, values in self.last_read[1]]

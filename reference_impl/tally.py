@@ -1,7 +1,7 @@
 """The evidence a call or a read leaves: the checks it made and the outcomes it saw.
 
 Nothing here judges: the verdicts are the profile's (return codes) and the memory
-model's (bytes).  This module records, in ``Model.evidence``, which requirements a
+model's (bytes).  This module records, in ``ModelState.evidence``, which requirements a
 matched answer or a read exercised, and which of the outcomes a requirement leaves
 open were seen (see ``evidence.Evidence``).  ``hygiene`` also keeps the per-stream
 flags (a rejected call since the last synchronisation, a synchronous copy since the
@@ -11,7 +11,6 @@ stream was last known complete) that name the likelier cause of a busy stream.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,9 +22,11 @@ from .evidence import LATER_LAST
 from .evidence import PENDING
 from .evidence import SOURCE_AT_CALL
 from .evidence import SOURCE_CHANGED
+from .judgement import Judgement
 from .memory import Candidate
 from .memory import VarMemory
 from .memory import Write
+from .model_state import ModelState
 from .outcome import Alternative
 from .requirement_ids import DEVICE_CURRENT
 from .requirement_ids import DEVICE_INSTANCE
@@ -48,31 +49,27 @@ from .requirement_ids import STREAM_UNORDERED
 from .requirement_ids import SYNC_ERROR_REPORTING
 from .state import Symbol
 
-if TYPE_CHECKING:
-    from .model import Judgement
-    from .model import Model
-
 _SYMBOL_COPIES = frozenset(
     {"memcpy_to_symbol_async", "memcpy_to_symbol", "memcpy_from_symbol", "memcpy_from_symbol_async"}
 )
 """The four copies of the contract: each matched answer checks RETURN-CODES."""
 
 
-def count_match(model: Model, exp: Judgement, alt: Alternative, code: int) -> None:
+def count_match(state: ModelState, call: Judgement, alt: Alternative, code: int) -> None:
     """The checks a matched answer passed, and which way an open check went."""
-    ev = model.evidence
+    ev = state.evidence
     ev.check(alt.requirement, *alt.also)
-    if exp.name in _SYMBOL_COPIES:
+    if call.name in _SYMBOL_COPIES:
         ev.check(RETURN_CODES)
     if code == ACL_SUCCESS:
-        kind = exp.args.get("kind")
-        if exp.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
+        kind = call.args.get("kind")
+        if call.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
             if kind == MemcpyKind.ACL_MEMCPY_DEFAULT:
                 ev.check(KIND_DEFAULT_HOST_SOURCE)
-        elif exp.name in ("memcpy_from_symbol", "memcpy_from_symbol_async") and kind:
+        elif call.name in ("memcpy_from_symbol", "memcpy_from_symbol_async") and kind:
             ev.check(FROMSYMBOL_KINDS)
-    alts = exp.outcome.alternatives
-    if len(alts) > 1 and exp.outcome.accepts_success():
+    alts = call.outcome.alternatives
+    if len(alts) > 1 and call.outcome.accepts_success():
         rejections = [a for a in alts if ACL_SUCCESS not in a.codes and a.requirement]
         if alt in rejections:
             assert alt.requirement is not None
@@ -84,38 +81,38 @@ def count_match(model: Model, exp: Judgement, alt: Alternative, code: int) -> No
                 ev.branch(a.requirement, accepted=True)
 
 
-def hygiene(model: Model, exp: Judgement, code: int) -> None:
+def hygiene(state: ModelState, call: Judgement, code: int) -> None:
     """After a rejected call on a stream, that the stream still behaves is checked."""
-    if code == ACL_SUCCESS and exp.name in ("memcpy_to_symbol", "synchronize_device"):
-        dev = model.world.current_device(exp.thread)
-        for s in [*model.world.streams.values(), *model.world.default_streams.values()]:
+    if code == ACL_SUCCESS and call.name in ("memcpy_to_symbol", "synchronize_device"):
+        dev = state.world.current_device(call.thread)
+        for s in [*state.world.streams.values(), *state.world.default_streams.values()]:
             if s.device == dev:
-                s.after_sync_copy = exp.name == "memcpy_to_symbol"
-    handle = exp.args.get("stream")
-    if handle is None or exp.name in ("destroy_stream", "launch_gate"):
+                s.after_sync_copy = call.name == "memcpy_to_symbol"
+    handle = call.args.get("stream")
+    if handle is None or call.name in ("destroy_stream", "launch_gate"):
         return
-    stream = model.world.streams.get(int(handle)) if handle else None
-    if handle == 0 and model.caps.default_stream:
-        dev = model.world.current_device(exp.thread)
-        stream = model.world.default_stream(0 if dev is None else dev)
+    stream = state.world.streams.get(int(handle)) if handle else None
+    if handle == 0 and state.caps.default_stream:
+        dev = state.world.current_device(call.thread)
+        stream = state.world.default_stream(0 if dev is None else dev)
     if stream is None or not stream.alive:
         return
     if code != ACL_SUCCESS:
         stream.after_rejection = True
     elif stream.after_rejection:
-        if exp.name.startswith("memcpy"):
-            model.evidence.check(HYGIENE_STREAM_USABLE)
-        elif exp.name == "stream_query":
-            model.evidence.check(HYGIENE_NO_ENQUEUE)
-        elif exp.name.startswith("synchronize"):
-            model.evidence.check(SYNC_ERROR_REPORTING, HYGIENE_NO_ENQUEUE)
+        if call.name.startswith("memcpy"):
+            state.evidence.check(HYGIENE_STREAM_USABLE)
+        elif call.name == "stream_query":
+            state.evidence.check(HYGIENE_NO_ENQUEUE)
+        elif call.name.startswith("synchronize"):
+            state.evidence.check(SYNC_ERROR_REPORTING, HYGIENE_NO_ENQUEUE)
             stream.after_rejection = False
-    if code == ACL_SUCCESS and exp.name.startswith("synchronize"):
+    if code == ACL_SUCCESS and call.name.startswith("synchronize"):
         stream.after_sync_copy = False
 
 
 def read_checks(
-    model: Model,
+    state: ModelState,
     device: int,
     sym: Symbol,
     var: VarMemory,
@@ -124,16 +121,16 @@ def read_checks(
     visible: Callable[[Write], bool],
 ) -> None:
     """The checks a read of [lo, lo + len(obs)) made, and the outcomes it saw."""
-    ev = model.evidence
+    ev = state.evidence
     hi = lo + len(obs)
-    if any(d != device and n == sym.name and v.writes for (d, n), v in model.memory.items()):
+    if any(d != device and n == sym.name and v.writes for (d, n), v in state.memory.items()):
         ev.check(DEVICE_INSTANCE, DEVICE_CURRENT)
     if not var.writes:
         ev.check(EFFECT_NEIGHBOURS)
         return
     if any(
         r.source is not None and r.offset < hi and lo < r.offset + len(r.source)
-        for r in model._rejected.get((device, sym.name), ())
+        for r in state.rejected.get((device, sym.name), ())
     ):
         ev.check(HYGIENE_NO_WRITE)
     if any(w.offset < hi and lo < w.end for w in var.retired):
@@ -148,14 +145,14 @@ def read_checks(
         shown = [w for w in writes if visible(w)]
         for w in writes:
             if w not in shown:
-                gate = model.order.blocked(w.task)
+                gate = state.order.blocked(w.task)
                 ev.check(
                     STREAM_EVENT_ORDER
                     if gate is not None and gate.task.queue != w.task.queue
                     else STREAM_FIFO
                 )
         for w in shown:
-            _write_evidence(model, w, a, b, seg, cands)
+            _write_evidence(state, w, a, b, seg, cands)
         unordered = [
             (x, y)
             for i, x in enumerate(shown)
@@ -177,12 +174,12 @@ def read_checks(
 
 
 def _write_evidence(
-    model: Model, w: Write, a: int, b: int, seg: np.ndarray, cands: tuple[Candidate, ...]
+    state: ModelState, w: Write, a: int, b: int, seg: np.ndarray, cands: tuple[Candidate, ...]
 ) -> None:
-    ev = model.evidence
-    meta = model._meta[w.wid]
+    ev = state.evidence
+    meta = state.meta[w.wid]
     mine = w.value(a, b)
-    if model.order.is_done(w.task):
+    if state.order.is_done(w.task):
         ev.check(meta.done_by[0] if meta.done_by else PINNED_COMPLETE_AFTER_SYNC)
         if (
             w.mode == "pageable"

@@ -20,11 +20,16 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from world import call
+from world import expect
+from world import observe_now
+
 from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 from acl_conformance.reference_impl.constants import StreamStatus
+from acl_conformance.reference_impl.observation import check_read
 
 VARS = {"g_a": 8, "g_b": 16, "g_c": 40}
 """Fixture variables of the executor, laid out in this order."""
@@ -109,14 +114,14 @@ class Executor:
     def report(
         self, name: str, code: int = 0, outputs: dict[str, Any] | None = None, **args: Any
     ) -> None:
-        self.violations += self.m.call(name, code, outputs=outputs, **args)
+        self.violations += call(self.m, name, code, outputs=outputs, **args)
 
     def _setup(self) -> None:
         addr = SYMBOL_BASE
         self.sym = {}
         for name, size in VARS.items():
             self.m.add_symbol(name, addr, size)
-            self.m.set_initial(0, name, var_initial(name))
+            observe_now(self.m, 0, name, 0, var_initial(name))  # the starting contents
             self.sym[name] = addr
             addr += size
         self.report("set_device", device_id=0)
@@ -225,7 +230,7 @@ class Executor:
             kind=1,
             stream=self.handles[s],
         )
-        exp = self.m.expect("memcpy_to_symbol_async", **args)
+        exp = expect(self.m, "memcpy_to_symbol_async", **args)
         t = _Task("copy", var, offset, count, self.host[buf], src_off, write_no=no)
         if self.pinned_kind(buf):
             f = self.fault
@@ -375,8 +380,8 @@ class Executor:
     def check_reads(self) -> None:
         for r in self.m.ready_reads():
             buf = self.readbacks[r.address - r.dest_offset]
-            self.violations += self.m.check_read(
-                r, bytes(buf[r.dest_offset : r.dest_offset + r.count])
+            self.violations += check_read(
+                self.m, r, bytes(buf[r.dest_offset : r.dest_offset + r.count])
             )
 
     def apply(self, op: tuple[Any, ...]) -> None:

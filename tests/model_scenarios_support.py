@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from world import PAGEABLE
 from world import PINNED
+from world import Expected
 from world import W
+from world import call
+from world import expect
 from world import initial
 from world import make_world
-
-from acl_conformance.reference_impl.model import Judgement
+from world import observe_now
 
 H2D = 1
 
@@ -38,7 +40,8 @@ def copy(
     stream: int | None = None,
     thread: int = 0,
 ) -> list:
-    return w.model.call(
+    return call(
+        w.model,
         "memcpy_to_symbol_async",
         0,
         thread=thread,
@@ -51,10 +54,11 @@ def copy(
     )
 
 
-def expect_copy(w: W, src: int = PINNED, offset: int = 0, kind: int = H2D) -> Judgement:
+def expect_copy(w: W, src: int = PINNED, offset: int = 0, kind: int = H2D) -> Expected:
     """The model's expectation of a 16-byte aclrtMemcpyToSymbolAsync into g_arr256 on the
     world's stream, to settle with what the backend said."""
-    return w.model.expect(
+    return expect(
+        w.model,
         "memcpy_to_symbol_async",
         symbol=w.sym["g_arr256"],
         src=src,
@@ -81,7 +85,7 @@ def w_fixture(request: pytest.FixtureRequest) -> W:
 
 
 def observe(w: W, name: str, data: bytes, device: int = 0) -> set[str | None]:
-    return reqs(w.model.observe(device, name, 0, data))
+    return reqs(observe_now(w.model, device, name, 0, data))
 
 
 def _reuse_registered_address(w: W) -> None:

@@ -273,7 +273,7 @@ def test_the_trace_numbers_host_threads_as_the_harness_and_the_model_do() -> Non
             ("get_device", 1),
             ("get_device", 0),
         ]
-        assert [line.split(" ", 1)[1] for line in h.model.history if "thread 1" in line] == [
+        assert [c.label.split(" ", 1)[1] for c in h.model.history if c.thread == 1] == [
             "[thread 1] aclrtSetDevice(0)",
             "[thread 1] aclrtGetDevice(&device_id)",
         ]

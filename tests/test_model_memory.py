@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from acl_conformance.reference_impl.judgement import Judgement
 from acl_conformance.reference_impl.memory import INITIAL
 from acl_conformance.reference_impl.memory import UNKNOWN
 from acl_conformance.reference_impl.memory import VarMemory
 from acl_conformance.reference_impl.memory import Write
 from acl_conformance.reference_impl.order import Order
+from acl_conformance.reference_impl.outcome import SUCCESS
+from acl_conformance.reference_impl.outcome import Alternative
+from acl_conformance.reference_impl.outcome import Outcome
+
+COPIED = Outcome((Alternative(SUCCESS, None, None, "a copy"),))
 
 
 def arr(data: bytes) -> np.ndarray:
@@ -20,8 +26,8 @@ def setup(size: int = 16) -> tuple[Order, VarMemory]:
 
 
 def write(order: Order, q, offset: int, data: bytes, wid: int = 1) -> Write:
-    task = order.enqueue(q, f"w{wid}")
-    return Write(wid, f"w{wid}", task, offset, len(data), arr(data), "pinned")
+    call = Judgement(wid, 0, "memcpy_to_symbol_async", {}, f"w{wid}", COPIED)
+    return Write(wid, call, order.enqueue(q), offset, len(data), arr(data), "pinned")
 
 
 def test_untouched_variable_is_one_segment_of_initial_contents() -> None:

@@ -10,12 +10,16 @@ from world import BUF_SIZE
 from world import PAGEABLE
 from world import PINNED
 from world import W
+from world import initial
 from world import make_world
 
+from acl_conformance.reference_impl import CallRecord
 from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import PendingRead
 from acl_conformance.reference_impl import apply
 from acl_conformance.reference_impl import effects
+from acl_conformance.reference_impl import judge
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.requirement_ids import STREAM_FIFO
 from acl_conformance.reference_impl.requirement_ids import req
@@ -33,13 +37,13 @@ def test_every_effect_class_has_one_handler() -> None:
 
 
 def test_the_table_check_can_fail() -> None:
-    pairs = apply._TABLE
+    pairs = apply.TABLE
     with pytest.raises(RuntimeError, match="without a handler"):
-        apply._table(pairs[1:])
+        apply.handlers(pairs[1:])
     with pytest.raises(RuntimeError, match="two handlers"):
-        apply._table((*pairs, pairs[0]))
+        apply.handlers((*pairs, pairs[0]))
     with pytest.raises(RuntimeError, match="not effects"):
-        apply._table((*pairs, (int, pairs[0][1])))
+        apply.handlers((*pairs, (int, pairs[0][1])))
 
 
 def test_requirement_ids_are_checked() -> None:
@@ -56,11 +60,13 @@ def w(request: pytest.FixtureRequest) -> W:
 
 def test_last_call_is_the_latest_announced() -> None:
     m = Model("spec", Capabilities())
-    assert m.last_call() == ""
-    m.expect("get_device_count")
-    assert m.last_call() == m.history[-1] and m.last_call().startswith("#1 ")
-    m.expect("get_device")
-    assert m.last_call().startswith("#2 ") and "aclrtGetDevice" in m.last_call()
+    assert m.last_call() is None
+    first = m.expect("get_device_count")
+    assert m.last_call() is first is m.history[-1] and first.label.startswith("#1 ")
+    m.expect("get_device", 1)
+    last = m.last_call()
+    assert last is not None and last.label == "#2 [thread 1] aclrtGetDevice(&device_id)"
+    assert last.c_function == "aclrtGetDevice" and last.thread == 1 and not last.settled
 
 
 def test_current_device_is_per_host_thread(w: W) -> None:
@@ -187,3 +193,38 @@ def test_render_names_handles_and_addresses(w: W) -> None:
     assert line.endswith(", stream1)")  # the second stream created, by its name
     assert f"0x{w.stream:x}" not in line
     assert len(w.model.history) == announced  # rendering announces nothing
+
+
+# --- the one judging step ----------------------------------------------------------
+def test_one_step_judges_a_recorded_call_and_what_it_read(w: W) -> None:
+    """``judge``: the timer's gates first, the call (its record, set-up or not), then the
+    asynchronous reads the call completed, read back through ``read_back``."""
+    w.ok("launch_gate", stream=w.stream, outputs={"gate": 5})
+    w.ok("malloc_host", size=64, outputs={"host_ptr": 0x7E00_0000_0000, "contents": bytes(64)})
+    read = {"dst": 0x7E00_0000_0000, "dst_max": 64, "symbol": w.sym["g_u32"], "count": 4}
+    w.ok("memcpy_from_symbol_async", **read, offset=0, kind=2, stream=w.stream)
+    before = len(w.model.history)
+    record = CallRecord(9, "synchronize_stream", {"stream": w.stream}, 0, {}, thread=0)
+    asked: list[PendingRead] = []
+
+    def read_back(r: PendingRead) -> bytes:
+        asked.append(r)
+        return initial("g_u32", 4)
+
+    step = judge(w.model, record, read_back=read_back, opened=[5], setup=True)
+    gate, sync = w.model.history[before:]
+    assert gate.name == "open_gate" and gate.settled and not gate.setup
+    assert step.judgement is sync and sync.record is record and sync.setup and sync.settled
+    assert step.record is record and step.violations == []
+    assert step.reads == tuple(asked) and [r.call.name for r in asked] == [
+        "memcpy_from_symbol_async"
+    ]
+    assert w.model.ready_reads() == []
+
+
+def test_a_violation_points_at_the_call_it_judged(w: W) -> None:
+    record = CallRecord(1, "get_device", {}, 0, {"device_id": 1})
+    (v,) = judge(w.model, record).violations
+    assert v.requirement == "DEVICE-CALLS" and v.call is w.model.last_call()
+    assert v.call is not None and v.call.record is record and v.call.c_function == "aclrtGetDevice"
+    assert v.labelled_lines()[0] == f"  call:     {v.call.label}"

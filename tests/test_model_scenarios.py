@@ -17,6 +17,9 @@ from model_scenarios_support import w_fixture  # noqa: F401 (a fixture, by its n
 from world import PAGEABLE
 from world import PINNED
 from world import W
+from world import call
+from world import expect
+from world import observe_now
 
 
 # --- pinned ------------------------------------------------------------------
@@ -100,9 +103,9 @@ def test_freed_address_reused_with_its_registration_outliving_the_free(w: W) -> 
     assert observe(w, "g_arr256", init("g_arr256")) == set()  # pending, as a pinned copy may be
     w.ok("synchronize_stream", stream=w.stream)
     assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:8])) == set()
-    code = w.model.call("host_register", 507910, ptr=PAGEABLE, size=4096)
+    code = call(w.model, "host_register", 507910, ptr=PAGEABLE, size=4096)
     assert code == [], "the registration that outlived the free overlaps the new one"
-    assert w.model.call("host_unregister", 0, ptr=PAGEABLE) == []
+    assert call(w.model, "host_unregister", 0, ptr=PAGEABLE) == []
 
 
 def test_freed_address_reused_with_its_registration_gone(w: W) -> None:
@@ -111,7 +114,7 @@ def test_freed_address_reused_with_its_registration_gone(w: W) -> None:
     _reuse_registered_address(w)
     assert copy(w, src=PAGEABLE, count=8) == []
     assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:8])) == set()
-    assert w.model.call("host_unregister", 507911, ptr=PAGEABLE) == []
+    assert call(w.model, "host_unregister", 507911, ptr=PAGEABLE) == []
     w.ok("host_register", ptr=PAGEABLE, size=4096)
     assert copy(w, src=PAGEABLE + 8, count=8, offset=8) == []
     assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:8])) == set()  # pinned: pending
@@ -120,9 +123,9 @@ def test_freed_address_reused_with_its_registration_gone(w: W) -> None:
 def test_a_live_registration_still_decides(w: W) -> None:
     """Reuse does not weaken what a live registration means."""
     w.ok("host_register", ptr=PAGEABLE, size=4096)
-    again = w.model.call("host_register", 0, ptr=PAGEABLE, size=4096)
+    again = call(w.model, "host_register", 0, ptr=PAGEABLE, size=4096)
     assert reqs(again) == ({"HOST-MEMORY-CALLS"} if w.model.profile.name == "cann" else set())
-    assert reqs(w.model.call("host_unregister", 507911, ptr=PAGEABLE)) == {"PINNED-REGISTERED"}
+    assert reqs(call(w.model, "host_unregister", 507911, ptr=PAGEABLE)) == {"PINNED-REGISTERED"}
 
 
 # --- pageable ----------------------------------------------------------------
@@ -235,30 +238,32 @@ def test_query_complete_counts_as_a_sync(w: W) -> None:
     """A violation that follows from a backend's claim of completion is charged to the call
     that made the claim (here aclrtStreamQuery), not to the copy or the read."""
     assert copy(w, count=8) == []
-    assert w.model.expect("stream_query", stream=w.stream).settle(0, status=0) == []
-    v = w.model.observe(0, "g_arr256", 0, init("g_arr256"))
+    assert expect(w.model, "stream_query", stream=w.stream).settle(0, status=0) == []
+    v = observe_now(w.model, 0, "g_arr256", 0, init("g_arr256"))
     assert [x.requirement for x in v] == ["STREAM-QUERY"]
     assert "because #" in v[0].message and "aclrtStreamQuery" in v[0].message
 
 
 def test_query_must_say_not_ready_behind_a_gate_and_complete_when_done(w: W) -> None:
     w.ok("launch_gate", stream=w.stream, outputs={"gate": 9})
-    assert reqs(w.model.expect("stream_query", stream=w.stream).settle(0, status=0)) == {
+    assert reqs(expect(w.model, "stream_query", stream=w.stream).settle(0, status=0)) == {
         "STREAM-QUERY"
     }
     w.ok("open_gate", gate=9)
     w.ok("synchronize_stream", stream=w.stream)
-    assert reqs(w.model.expect("stream_query", stream=w.stream).settle(0, status=1)) == {
+    assert reqs(expect(w.model, "stream_query", stream=w.stream).settle(0, status=1)) == {
         "STREAM-QUERY"
     }
-    assert w.model.expect("stream_query", stream=w.stream).settle(0, status=0) == []
+    assert expect(w.model, "stream_query", stream=w.stream).settle(0, status=0) == []
 
 
 def test_sync_with_timeout_that_succeeded_is_a_sync(w: W) -> None:
     assert copy(w, count=8) == []
-    assert w.model.call("synchronize_stream_with_timeout", 507046, stream=w.stream, timeout=5) == []
+    assert (
+        call(w.model, "synchronize_stream_with_timeout", 507046, stream=w.stream, timeout=5) == []
+    )
     assert observe(w, "g_arr256", init("g_arr256")) == set()  # timed out: still pending
-    assert w.model.call("synchronize_stream_with_timeout", 0, stream=w.stream, timeout=5) == []
+    assert call(w.model, "synchronize_stream_with_timeout", 0, stream=w.stream, timeout=5) == []
     # The copy did not run although the synchronisation said so: charged to that call.
     assert observe(w, "g_arr256", init("g_arr256")) == {"SYNC-TIMEOUT"}
 

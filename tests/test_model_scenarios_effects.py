@@ -15,16 +15,21 @@ from model_scenarios_support import reqs
 from model_scenarios_support import w_fixture  # noqa: F401 (a fixture, by its name= )
 from world import PAGEABLE
 from world import PINNED
+from world import Expected
 from world import W
+from world import call
+from world import expect
+from world import observe_now
 
-from acl_conformance.reference_impl.model import Judgement
+from acl_conformance.reference_impl.observation import check_read
 
 
 # --- the synchronous copy ------------------------------------------------------
 def test_memcpy_to_symbol_is_complete_at_return_but_unordered_with_streams(w: W) -> None:
     assert copy(w, count=8) == []  # pinned, pending
     assert (
-        w.model.call(
+        call(
+            w.model,
             "memcpy_to_symbol",
             0,
             symbol=w.sym["g_arr256"],
@@ -98,7 +103,7 @@ def test_async_read_sees_what_its_stream_wrote_before(w: W) -> None:
     assert w.model.ready_reads() == []
     w.ok("synchronize_stream", stream=w.stream)
     (r,) = w.model.ready_reads()
-    assert w.model.check_read(r, after("g_arr256", 0, PIN[:8])[:16]) == []
+    assert check_read(w.model, r, after("g_arr256", 0, PIN[:8])[:16]) == []
     assert w.model.ready_reads() == []
 
 
@@ -107,7 +112,7 @@ def test_async_read_that_missed_an_earlier_copy(w: W) -> None:
     read_async(w, w.stream)
     w.ok("synchronize_stream", stream=w.stream)
     (r,) = w.model.ready_reads()
-    assert w.model.check_read(r, init("g_arr256")[:16]) != []
+    assert check_read(w.model, r, init("g_arr256")[:16]) != []
 
 
 def test_async_read_may_see_a_later_copy_of_another_stream(w: W) -> None:
@@ -115,7 +120,7 @@ def test_async_read_may_see_a_later_copy_of_another_stream(w: W) -> None:
     assert copy(w, count=8, stream=w.other_stream) == []
     w.ok("synchronize_device")
     (r,) = w.model.ready_reads()
-    assert w.model.check_read(r, after("g_arr256", 0, PIN[:8])[:16]) == []
+    assert check_read(w.model, r, after("g_arr256", 0, PIN[:8])[:16]) == []
 
 
 def test_async_read_never_sees_a_later_copy_of_its_own_stream(w: W) -> None:
@@ -123,7 +128,7 @@ def test_async_read_never_sees_a_later_copy_of_its_own_stream(w: W) -> None:
     assert copy(w, count=8) == []
     w.ok("synchronize_stream", stream=w.stream)
     (r,) = w.model.ready_reads()
-    assert w.model.check_read(r, after("g_arr256", 0, PIN[:8])[:16]) != []
+    assert check_read(w.model, r, after("g_arr256", 0, PIN[:8])[:16]) != []
     # and its destination now holds what was read, as a source for later copies
     w.ok("synchronize_device")
 
@@ -131,9 +136,10 @@ def test_async_read_never_sees_a_later_copy_of_its_own_stream(w: W) -> None:
 def test_sync_read_into_pageable_memory(w: W) -> None:
     assert copy(w, src=PAGEABLE, count=8) == []
 
-    def read() -> Judgement:
+    def read() -> Expected:
         """A 16-byte aclrtMemcpyFromSymbol of g_arr256 into pageable memory."""
-        return w.model.expect(
+        return expect(
+            w.model,
             "memcpy_from_symbol",
             dst=PAGEABLE + 4096,
             dst_max=16,
@@ -179,18 +185,18 @@ def test_contents_after_a_reset_are_unspecified_then_learned(w: W) -> None:
 
 def test_symbol_address_is_stable_per_device(w: W) -> None:
     s = w.sym["g_u32"]
-    assert w.model.expect("get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
-    assert w.model.expect("get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
-    assert reqs(w.model.expect("get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000)) == {
+    assert expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
+    assert expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
+    assert reqs(expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000)) == {
         "GETSYMBOL-ADDRESS"
     }
     w.ok("set_device", device_id=1)
-    assert w.model.expect("get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000) == []
+    assert expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000) == []
 
 
 def test_diagnosis_names_the_calls(w: W) -> None:
     assert copy(w, src=PAGEABLE, count=4) == []
-    (v,) = w.model.observe(0, "g_arr256", 0, init("g_arr256"))
+    (v,) = observe_now(w.model, 0, "g_arr256", 0, init("g_arr256"))
     text = v.render()
     assert "g_arr256 bytes [0, 4)" in text
     assert (

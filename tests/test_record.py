@@ -4,6 +4,7 @@ traced wrapper, output names and the one record class all follow it."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import json
 from pathlib import Path
@@ -18,6 +19,8 @@ from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.traced import Traced
 from acl_conformance.conformance import failure
 from acl_conformance.conformance import trace
+from acl_conformance.conformance import trace_schema
+from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.calls import output_names
 from acl_conformance.reference_impl.record import CallRecord
@@ -126,6 +129,41 @@ def test_a_call_that_raised_has_no_code() -> None:
     assert rec.code is None and not rec.ok
     with pytest.raises(ValueError, match="raised: OSError: gone"):
         _ = rec.acl_error
+
+
+def test_a_trace_survives_its_file_and_keeps_the_backends_capabilities(tmp_path: Path) -> None:
+    rec = CallRecord(1, "set_device", {"device_id": 0}, 0, {}, 0, 1.0, 1.5)
+    caps = Capabilities(devices=2, events=False, symbol_apis=False)
+    t = trace.Trace(
+        str(tmp_path / "t.trace.json"),
+        "tests/x.py::test_y",
+        "simulator",
+        {"eager": "1"},
+        "cann",
+        "KIND-REJECTED",
+        "[KIND-REJECTED] ...",
+        [{"name": "g_u32", "size": 4, "address": 0x5000}],
+        caps,
+        0xBAD,
+        [rec],
+        "fail",
+    )
+    doc = t.to_json()
+    assert doc["format"] == trace.TRACE_FORMAT == trace_schema.TRACE_FORMAT
+    assert trace_schema.errors(doc) == []
+    assert doc["capabilities"] == dataclasses.asdict(caps)
+    path = Path(t.path)
+    path.write_text(json.dumps(doc))
+    back = trace.load(path)
+    assert back == t and back.capabilities == caps
+    # A capability this version does not know is left out; one not named keeps its default.
+    doc["capabilities"] = {"devices": 3, "warp_drive": True}
+    assert trace.Trace.from_json(doc, "x").capabilities == Capabilities(devices=3)
+    doc["capabilities"] = None
+    assert trace.Trace.from_json(doc, "x").capabilities is None
+    doc["capabilities"] = {"devices": "many"}
+    with pytest.raises(trace.TraceError, match="capability devices='many' is malformed"):
+        trace.Trace.from_json(doc, "x")
 
 
 def test_failures_know_nothing_of_the_harness() -> None:

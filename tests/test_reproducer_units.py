@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 from cann_support import compile_program
+from world import expect
+from world import observe_now
 
 from acl_conformance.conformance import reproducer
 from acl_conformance.conformance.handles import Handles
 from acl_conformance.conformance.trace import Trace
+from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.calls import render_call
@@ -113,17 +116,17 @@ def test_the_model_says_what_a_synchronous_read_allowed() -> None:
     model.world.initialized = True
     for f in FIXTURES:
         model.add_symbol(str(f["name"]), int(f["address"]), int(f["size"]))
-    model.set_initial(0, "g_u32", b"\x01\x02\x03\x04")
-    model.expect("set_device", 1, device_id=0).settle(0)
-    model.expect("malloc_pageable", 1, size=4096).settle(0, ptr=HOST)
+    observe_now(model, 0, "g_u32", 0, b"\x01\x02\x03\x04")  # what it holds
+    expect(model, "set_device", 1, device_id=0).settle(0)
+    expect(model, "malloc_pageable", 1, size=4096).settle(0, ptr=HOST)
     read = {"dst": HOST, "dst_max": 4096, "symbol": 0x5000, "count": 4, "offset": 0, "kind": 2}
-    exp = model.expect("memcpy_from_symbol", 1, **read)
-    assert model.read_allowed(exp.label) is None  # not read yet
+    exp = expect(model, "memcpy_from_symbol", 1, **read)
+    assert model.read_allowed(exp.judgement) is None  # not read yet
     exp.settle(0, observed=b"\x01\x02\x03\x04")
-    ((lo, hi, values),) = model.read_allowed(exp.label) or [(0, 0, None)]
+    ((lo, hi, values),) = model.read_allowed(exp.judgement) or [(0, 0, None)]
     assert (lo, hi) == (0, 4) and values is not None
     assert [bytes(v) for v in values] == [b"\x01\x02\x03\x04"]
-    assert model.read_allowed("#1 another call") is None
+    assert model.read_allowed(model.history[0]) is None  # another call
 
 
 def _every_call_trace(tmp_path: Path) -> Trace:
@@ -169,7 +172,7 @@ def _every_call_trace(tmp_path: Path) -> Trace:
         ("finalize", {}, 0, {}),
         ("init", {}, 0, {}),
     )  # fmt: skip
-    caps = {"devices": 1, "default_stream": True, "events": True, "host_register": True}
+    caps = Capabilities(devices=1, default_stream=True, events=True, host_register=True)
     return Trace(str(tmp_path / "every.trace.json"), "t", "sim", {}, "spec", "KIND-REJECTED",
                  "", FIXTURES, caps, GARBAGE, calls)  # fmt: skip
 

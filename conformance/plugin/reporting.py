@@ -195,7 +195,7 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_file: str | None) -> 
     config = item.config
     suite = config.stash[shared.SUITE]
     found = recheck(
-        trace.from_doc(doc, trace_file or shared.suite_id(item)),
+        trace.Trace.from_json(doc, trace_file or shared.suite_id(item)),
         suite.adapter_name,
         dict(suite.adapter_options),
         suite.profile,

@@ -1,0 +1,130 @@
+"""A call as the model was told of it, and what the model found wrong.
+
+A :class:`Judgement` is one call announced to the model (``Model.expect``): its step
+number, host thread, name and arguments, what the profile allows for it, whether the
+suite made it for itself (set-up), and the record of the backend's answer when it was
+judged from one.  The model's history is a list of them, and everything the model
+remembers of a call (a write, a pending read, a rejected copy, a promise of completion)
+points at one.  Its C form is kept as text: handles and addresses are named as they
+were when the call was made, and a label (``#7 aclrtMemcpyToSymbolAsync(...)``) is
+rendered from it only for people.
+
+A :class:`Violation` is a step where the backend did something the profile does not
+allow: the requirement it breaks, the judgement of the call, and, in words, what was
+allowed and what was observed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .calls import CALLS
+from .outcome import Outcome
+from .record import CallRecord
+
+
+@dataclass(eq=False)
+class Judgement:
+    """One call announced to the model, and every answer the profile allows for it."""
+
+    number: int
+    """The model's step number (``#N`` in the label): one per call announced, from 1."""
+    thread: int
+    """The host thread that made the call (0 for the first one)."""
+    name: str
+    """The contract's name of the call (a key of ``CALLS``)."""
+    args: dict[str, Any]
+    text: str
+    """The call in C form, handles and addresses named as they were at the call."""
+    outcome: Outcome
+    """Every answer the profile allows."""
+    setup: bool = False
+    """The suite made the call for itself (reading starting contents, scratch memory):
+    it is left out of counterexamples."""
+    record: CallRecord | None = None
+    """The backend's answer, when the call was judged from one (``step.judge``)."""
+    settled: bool = False
+    """The backend's answer was judged (``Model.settle``)."""
+
+    @property
+    def label(self) -> str:
+        """The call for people: ``#N [thread T] <C form>`` (the thread when not 0)."""
+        return f"#{self.number} " + (f"[thread {self.thread}] " if self.thread else "") + self.text
+
+    @property
+    def c_function(self) -> str:
+        """The C function the call stands for (``aclrtMemcpyToSymbolAsync``, ``malloc``)."""
+        return CALLS[self.name].c_name
+
+    def allowed(self) -> str:
+        """Every answer the profile allows, in words."""
+        return self.outcome.allowed_codes()
+
+
+Cause = tuple[str, Judgement]
+"""Why tasks became known complete: (the requirement that promised it, the call that did)."""
+
+
+@dataclass
+class Violation:
+    """A step where the backend did something the profile does not allow."""
+
+    requirement: str | None
+    message: str
+    call: Judgement | None = None
+    """The call judged wrong (None: a check a test made itself, or no call)."""
+    allowed: str = ""
+    """What the profile allows there, in words."""
+    observed: str = ""
+    """What the backend did, in words."""
+    details: list[str] = field(default_factory=list)
+    also: tuple[str, ...] = ()
+    """Other requirements the same observation could be charged to (see Alternative.also)."""
+    read: tuple[int, str, int, int] | None = None
+    """For bytes a read got wrong: (device, variable, start, end) of the bytes."""
+    missing: bytes | None = None
+    """For a copy known complete whose bytes are not there: the bytes it should have left
+    (a second look tells a copy that ran late from one that wrote nothing there)."""
+    late: str | None = None
+    """The requirement certainly broken if the second look finds those bytes there: the
+    promise of the copy's own call (complete at its return), which came before any other."""
+    older_write_shows: bool = False
+    """For missing bytes: an older copy's bytes show there (not the initial contents), so
+    bytes still missing after a second look may be that copy running after the missing
+    one as much as the missing one writing nothing: both readings stay."""
+
+    def labelled_lines(self, indent: str = "  ", observed: str = "observed") -> list[str]:
+        """The call, what the spec allows and what was observed (``observed`` names it), one
+        aligned line each, those that are set."""
+        call = self.call.label if self.call is not None else ""
+        pairs = (("call", call), ("allowed", self.allowed), (observed, self.observed))
+        return [f"{indent}{label + ':':<10}{value}" for label, value in pairs if value]
+
+    def render(self) -> str:
+        lines = [f"[{self.requirement or 'unspecified'}] {self.message}"]
+        lines += self.labelled_lines()
+        lines.extend(f"  {d}" for d in self.details)
+        return "\n".join(lines)
+
+
+_SHOW = 32
+"""Bytes shown of a value in a failure message."""
+
+
+def hex_bytes(data: bytes | npt.NDArray[np.uint8] | None) -> str:
+    """The first bytes of a value in hex, for a failure message."""
+    if data is None:
+        return "<any value>"
+    raw = bytes(data)
+    more = f"... ({len(raw)} bytes)" if len(raw) > _SHOW else ""
+    return (raw[:_SHOW].hex(" ") or "<empty>") + more
+
+
+def some(*requirements: str | None) -> tuple[str, ...]:
+    """The requirements given, each once, in order, without None."""
+    return tuple(dict.fromkeys(r for r in requirements if r))

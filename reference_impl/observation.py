@@ -1,0 +1,116 @@
+"""Bytes read from a device variable, judged against the memory model.
+
+``observe``: bytes of a variable read now (a synchronous read, or one from pageable
+memory, complete at its return).  ``check_read``: the bytes an asynchronous read into
+page-locked memory left in its destination, once a synchronisation covered it (judged
+against the variable as it was when the read was issued, and the copies that may have
+run since).  Each mismatch is diagnosed (``diagnosis.py``), the checks counted
+(``tally.py``), and violations of masked requirements set aside.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .diagnosis import diagnose
+from .judgement import Judgement
+from .judgement import Violation
+from .judgement import hex_bytes
+from .memory import INITIAL
+from .memory import VarMemory
+from .memory import Write
+from .model_state import ModelState
+from .model_state import PendingRead
+from .requirement_ids import DEVICE_RESET_CONTENTS
+from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .state import Symbol
+from .tally import read_checks
+
+
+def observe(
+    state: ModelState, device: int, sym: Symbol, offset: int, data: bytes, call: Judgement | None
+) -> list[Violation]:
+    """Judge bytes ``data`` of ``sym`` on ``device`` at ``offset``, read now by ``call``
+    (None: an observation that is no call).  Unspecified contents (never read, or after
+    a reset) read whole become the variable's known contents."""
+    var = state.var(device, sym)
+    obs = np.frombuffer(data, dtype=np.uint8)
+    if offset == 0 and len(data) == sym.size and var.segment_count() == 1:
+        ((_a, _b, cands),) = var.segments()
+        if len(cands) == 1 and cands[0] is not INITIAL and not isinstance(cands[0], Write):
+            # Unspecified contents (never read, or after a reset): what is read now is
+            # the new start.
+            if (device, sym.name) in state.reset:
+                state.reset.discard((device, sym.name))
+                state.evidence.check(DEVICE_RESET_CONTENTS)
+            var.forget(obs.copy())
+            state.last_read = (call, [(offset, offset + len(data), None)])
+            return []
+
+    def visible(w: Write) -> bool:
+        return state.order.blocked(w.task) is None
+
+    state.last_read = (call, var.allowed(offset, offset + len(data), visible, False))
+    mismatches = var.check(offset, obs, visible)
+    read_checks(state, device, sym, var, offset, obs, visible)
+    out = []
+    for m in mismatches:
+        v = diagnose(state, device, sym, m, call)
+        if state.screen([v]):
+            out.append(v)
+        else:
+            # A known-broken requirement explains it: what was read is the truth now.
+            var.resync(m.lo, np.frombuffer(m.observed, dtype=np.uint8))
+    return out
+
+
+def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Violation]:
+    """Judge the bytes asynchronous ``read`` left in its destination (it must be known
+    complete: see ``Model.ready_reads``)."""
+    if not read.ready:
+        raise RuntimeError(f"{read.call.label} is not known complete yet")
+    read.checked = True
+    state.reads.remove(read)
+    var = state.var(read.device, read.symbol)
+    lo, hi = read.offset, read.offset + read.count
+    tmp = VarMemory.from_segments(var.size, var.initial, read.snapshot)
+    for w in read.extra:
+        tmp.add(w)
+    # Relative to the read, a write is complete when it happens before it.
+    tmp.prune(lo, hi, lambda w: w.task.happens_before(read.task))
+    gates = read.gates_at_completion
+
+    def visible(w: Write) -> bool:
+        return not any(g.task is w.task or g.task.happens_before(w.task) for g in gates)
+
+    obs = np.frombuffer(bytes(observed), dtype=np.uint8)
+    mismatches = tmp.check(lo, obs, visible)
+    if mismatches and _untouched(state, read, bytes(observed)):
+        promise, by = read.ready_by or (PINNED_COMPLETE_AFTER_SYNC, None)
+        return state.screen(
+            [
+                Violation(
+                    promise,
+                    f"the asynchronous read had not written its destination, though it "
+                    f"was known complete because "
+                    f"{by.label if by is not None else 'a synchronisation'} returned",
+                    call=read.call,
+                    allowed="the variable's bytes in the destination",
+                    observed=f"the destination as it was before the read: {hex_bytes(observed)}",
+                )
+            ]
+        )
+    read_checks(state, read.device, read.symbol, tmp, lo, obs, visible)
+    state.host_write(read.dest, read.dest_offset, bytes(observed))
+    return state.screen(
+        [diagnose(state, read.device, read.symbol, m, read.call) for m in mismatches]
+    )
+
+
+def _untouched(state: ModelState, read: PendingRead, observed: bytes) -> bool:
+    """Does the destination still hold what the host last wrote there (all of it known)?"""
+    lo, hi = read.dest_offset, read.dest_offset + read.count
+    undefined = state.undefined.get(read.dest.address)
+    if undefined is not None and undefined[lo:hi].any():
+        return False
+    return bytes(read.dest.contents[lo:hi]) == observed

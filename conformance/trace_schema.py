@@ -1,11 +1,7 @@
 """The JSON Schema of trace files, and a check of a trace against it before it is used.
 
 A trace names each call's arguments (``CallRecord.to_json`` in reference_impl/record.py,
-<<<<<<< HEAD
-read by :func:`~.trace.load`).  One that does not (a call without its arguments, a
-=======
 read by :meth:`~.trace.Trace.from_json`).  One that does not (a call without its arguments, a
->>>>>>> h20-model
 string where a handle goes) would make ``replay`` call the backend wrongly and blame
 it, or make ``reproducer`` stop in a traceback: it is refused first, in one line,
 as the suite's error.

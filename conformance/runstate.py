@@ -8,6 +8,7 @@ atomically, so two workers that hit the same failure at once agree on its owner.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -26,12 +27,14 @@ class RunState:
 
     @classmethod
     def create(cls) -> RunState:
-        """A new state in a temporary directory (its creator removes it: :meth:`remove`)."""
-        return cls(tempfile.mkdtemp(prefix="acl-conformance-run-"))
-
-    def remove(self) -> None:
-        """Delete the directory (by the process that created it, once the run is over)."""
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """A new state in a temporary directory, removed when the process that made it
+        exits (every pytest run that loads the plugin makes one; pytest-xdist's workers
+        use the controller's)."""
+        directory = tempfile.mkdtemp(prefix="acl-conformance-run-")
+        # at exit, not at pytest_unconfigure: a run inside a test process (pytester) is
+        # looked at after it ends
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        return cls(directory)
 
     def mark_failed(self, requirement: str, also: Iterable[str] = ()) -> None:
         """A failure charged to ``requirement`` that could equally be charged to ``also``."""

@@ -4,7 +4,7 @@ For each variant and profile, a fresh pytest process runs the suite against it
 (``--acl-adapter acl_conformance.adapters.variants:variant``).  By default the whole
 suite runs, as a vendor runs it, with nothing told of the bug:
 
-- a *mutant* is *caught* when the requirement it breaks fails (other requirements
+- a *mutant* is *caught* when the requirement it breaks fails (or is flaky) (other requirements
   that failed too are listed: one bug should make one row);
 - a *combination* of bugs is caught when exactly the requirements its bugs break
   fail and every other requirement is decided;
@@ -187,7 +187,7 @@ def check(
         failing_tests=[
             str(r["suite_id"])
             for r in results
-            if r["status"] in ("fail", "crash", "timeout", "error", "xpass")
+            if r["status"] in ("fail", "flaky", "crash", "timeout", "error", "xpass")
         ],
         failed_requirements=sorted(bad),
         wall_s=round(wall, 2),
@@ -199,8 +199,12 @@ def check(
         res.also_failing = sorted(set(bad) - set(variant.breaks))
         res.detail = f"not passing: {bad}; expected to fail: {list(variant.breaks)}"
     elif mutant:
-        # A flaky bug must be told from a bug that shows every time: reported flaky.
-        res.ok = bad.get(str(req)) == ("flaky" if variant.flaky else "fail")
+        # A flaky bug must be told from a bug that shows every time: reported flaky.  A
+        # bug that shows every time may still be reported flaky when its trace depends on
+        # timing that a replay does not meet (a loaded machine): the gate fails on it all
+        # the same, so it is caught.
+        status = bad.get(str(req))
+        res.ok = status == "flaky" if variant.flaky else status in ("fail", "flaky")
         res.also_failing = sorted(set(bad) - {req})
     else:
         res.ok = not bad and not res.failing_tests

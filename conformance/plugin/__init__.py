@@ -27,7 +27,6 @@ from __future__ import annotations
 from .collection import pytest_collection_modifyitems
 from .configure import pytest_configure
 from .configure import pytest_report_header
-from .configure import pytest_unconfigure
 from .options import pytest_addoption
 from .options import pytest_cmdline_main
 from .reporting import pytest_runtest_makereport
@@ -60,7 +59,6 @@ __all__ = [
     "pytest_runtest_teardown",
     "pytest_sessionfinish",
     "pytest_sessionstart",
-    "pytest_unconfigure",
     "reproduce_command",
     "seed_for",
     "suite_id",

@@ -68,14 +68,6 @@ def pytest_configure(config: pytest.Config) -> None:
         shared.load_settings(config)
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """The process that created the run's shared state removes it (every pytest run that
-    loads the plugin makes one: none may be left in the temporary folder)."""
-    suite = config.stash.get(shared.SUITE, None)
-    if suite is not None and suite.run is not None and getattr(config, "workerinput", None) is None:
-        suite.run.remove()
-
-
 def _listing(path: str | None, what: str) -> Expectations:
     """The expectations or skips file at ``path`` (empty when none is given); a file that
     cannot be read or parsed is a usage error, in one line."""

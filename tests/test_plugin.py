@@ -273,3 +273,61 @@ def test_a_step_that_puts_a_listed_requirement_at_stake_is_declined(
     assert rec["status"] == "declined" and rec["declined_by"] == "KIND-REJECTED"
     assert rec["evidence"]["declined"] == {"KIND-REJECTED": 1}
     assert "aclrtMemcpyToSymbolAsync" in rec["skip_reason"]
+
+
+MACHINES = """
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import rule
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.machines.common import HarnessMachine
+
+class Listed(HarnessMachine):
+    @rule()
+    def fail(self):
+        self.h.fail("KIND-ACCEPTED", "planted failure")
+
+class Declines(HarnessMachine):
+    @rule()
+    def rejected(self):
+        src = self.h.pageable(8, ops.pattern(1, 8))
+        ops.to_symbol_async(self.h, "g_u64", src, count=8, kind=ops.D2H)
+
+class First(HarnessMachine):
+    @rule()
+    def fail(self):
+        self.h.fail("STREAM-QUERY", "planted failure")
+
+class Second(First):
+    pass
+
+FEW = settings(max_examples=2, stateful_step_count=2, deadline=None)
+TestListed = pytest.mark.requirement("KIND-ACCEPTED")(Listed.TestCase)
+TestDeclines = pytest.mark.requirement("HYGIENE-NO-WRITE")(Declines.TestCase)
+TestFirst = pytest.mark.requirement("STREAM-QUERY")(First.TestCase)
+TestSecond = pytest.mark.requirement("STREAM-QUERY")(Second.TestCase)
+for _case in (TestListed, TestDeclines, TestFirst, TestSecond):
+    _case.settings = FEW
+del _case
+"""
+
+
+def test_a_machine_s_stops_are_reported_with_what_they_know(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    """A state machine runs as a unittest TestCase, which hands pytest the reason of a skip
+    only: an expected failure still names its entry, a declined step the requirement that
+    declined it, and a failure another test found first that test."""
+    write_fake_module(pytester, MACHINES)
+    exp = pytester.makefile(
+        ".txt", expectations="KIND-ACCEPTED  planted\nKIND-REJECTED  D2H accepted\n"
+    )
+    _result, doc = run_fake_suite(pytester, f"--acl-expectations={exp}")
+    recs = by_suite_id(doc)
+    listed = recs["test_x.py::TestListed::runTest"]
+    assert listed["status"] == "xfail" and listed["expected_failure"] == "KIND-ACCEPTED"
+    assert listed["failures"][0]["message"].startswith("[KIND-ACCEPTED] planted failure")
+    declined = recs["test_x.py::TestDeclines::runTest"]
+    assert declined["status"] == "declined" and declined["declined_by"] == "KIND-REJECTED"
+    second = recs["test_x.py::TestSecond::runTest"]["failures"][0]
+    assert second["same_as"] == "test_x.py::TestFirst::runTest"

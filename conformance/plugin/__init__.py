@@ -38,11 +38,8 @@ from .runtest import harness
 from .runtest import pytest_runtest_protocol
 from .runtest import pytest_runtest_setup
 from .runtest import pytest_runtest_teardown
-from .seeding import reproduce_command
-from .seeding import seed_for
 from .session import pytest_sessionfinish
 from .session import pytest_sessionstart
-from .shared import suite_id
 
 __all__ = [
     "acl_suite",
@@ -60,7 +57,4 @@ __all__ = [
     "pytest_runtest_teardown",
     "pytest_sessionfinish",
     "pytest_sessionstart",
-    "reproduce_command",
-    "seed_for",
-    "suite_id",
 ]

@@ -30,9 +30,10 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from acl_conformance.reference_impl.evidence import Evidence
+from acl_conformance.reports.status import Status
 
 from . import context
-from .failure import LAST
+from .results import ACL_STATUS
 
 MAX_ATTEMPTS = 5
 MASKS = pytest.StashKey[frozenset[str]]()
@@ -53,7 +54,7 @@ def _to_mask(report: pytest.TestReport) -> frozenset[str]:
     """What the attempt's failure says to mask next: the requirement it cites and those it
     could equally be charged to (nothing for a crash, a timeout or a suite error)."""
     failure = props(report).get("acl_failure")
-    if not isinstance(failure, dict) or failure.get("kind") not in ("fail", "flaky"):
+    if not isinstance(failure, dict) or failure.get("kind") not in (Status.FAIL, Status.FLAKY):
         return frozenset()
     return frozenset(r for r in [failure.get("requirement"), *failure.get("also", [])] if r)
 
@@ -67,7 +68,6 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     suite = context.current()
     while True:
         item.stash[ATTEMPT] = len(runs) + 1
-        LAST.clear()
         stop = item.session.shouldstop
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
         if _failed(reports) and suite.attempt_reused:
@@ -90,7 +90,7 @@ def _failed(reports: list[pytest.TestReport]) -> bool:
     """Did the attempt fail on the backend (a failure, known failure, crash, timeout or
     suite error; not a stale expectation, which fails on a pass)?"""
     call = _call(reports)
-    return call is not None and call.failed and props(call).get("acl_status") != "xpass"
+    return call is not None and call.failed and props(call).get(ACL_STATUS) != Status.XPASS
 
 
 def _recheck(
@@ -98,7 +98,6 @@ def _recheck(
 ) -> list[pytest.TestReport]:
     """The attempt again, a fresh backend instance for every harness: its reports."""
     _reset(item)
-    LAST.clear()
     with suite.recheck():
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
     failed = _failed(reports)
@@ -141,7 +140,7 @@ def merge(runs: list[list[pytest.TestReport]]) -> list[pytest.TestReport]:
         ("failures", failures),
         ("attempts", len(calls)),
         ("masks", last.get("masks", [])),
-        ("last_status", _status(calls[-1])),
+        ("last_status", _status(calls[-1]).value),
     ]
     if "declined_by" in last:
         base.user_properties.append(("declined_by", last["declined_by"]))
@@ -163,10 +162,11 @@ _MERGED = {
 }
 
 
-def _status(call: pytest.TestReport) -> str:
+def _status(call: pytest.TestReport) -> Status:
+    """How one attempt ended (the merged report's ``last_status``)."""
     p = props(call)
     if call.passed:
-        return "pass"
+        return Status.PASS
     if hasattr(call, "wasxfail"):
-        return "xfail"
-    return str(p.get("acl_status", "skipped" if call.skipped else "error"))
+        return Status.XFAIL
+    return Status(p.get(ACL_STATUS, Status.SKIPPED if call.skipped else Status.ERROR))

@@ -203,11 +203,6 @@ def failure_type(identity: str) -> type[ConformanceFailure]:
     return cls
 
 
-LAST: dict[str, BaseException] = {}
-"""The latest expected, known and declined stop of this process, by reason prefix: a skip
-raised inside a unittest TestCase (a state machine) reaches pytest as a plain skip with
-its reason, and the plugin finds the object here."""
-
 EXPECTED = "expected failure: "
 """How the reason of an expected failure starts (the plugin reports it as xfail)."""
 
@@ -215,13 +210,13 @@ EXPECTED = "expected failure: "
 class _StoppedFailure(unittest.SkipTest):
     """A failure found but not reported as one: a skip to pytest and Hypothesis alike, so
     that the test stops there without shrinking; its reason is ``prefix``, why, and the
-    failure's first line, and the plugin finds it in :data:`LAST` under ``prefix``."""
+    failure's first line (the plugin reports the test by the reason's prefix, and takes
+    what the stop knows from the exception itself)."""
 
     def __init__(self, failure: ConformanceFailure, prefix: str, why: str) -> None:
         self.failure = failure
         first = str(failure).splitlines()[0] if str(failure) else ""
         super().__init__(f"{prefix}{why} -- {first}")
-        LAST[prefix] = self
 
 
 class ExpectedFailure(_StoppedFailure):
@@ -261,7 +256,6 @@ class Declined(unittest.SkipTest):
         self.requirement = requirement
         self.call = call
         super().__init__(f"{DECLINED}{requirement} is masked; {why}: {call}")
-        LAST[DECLINED] = self
 
 
 class BackendCrash(Exception):

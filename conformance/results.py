@@ -19,22 +19,16 @@ from typing import Any
 import pytest
 
 from acl_conformance.reference_impl.catalogue import for_profile
+from acl_conformance.reports.status import Status
 
 from .expectations import short_id
 
 SCHEMA = "acl-conformance-results/2"
 
-# A test's status: pass, fail, crash, timeout, not_supported, skipped, xfail, xpass,
-# declined or error.  ``fail``: the backend broke a requirement (``failures`` say which);
-# ``crash`` / ``timeout``: the backend died or hung; ``not_supported``: a capability the
-# backend does not declare; ``skipped``: the test does not apply (another profile);
-# ``flaky``: it failed, and the failing trace did not fail again against a fresh backend;
-# ``xfail``: every failure it found is listed in the expectations file; ``xpass``: listed
-# but passing (the entry is stale); ``declined``: it stopped before a step that puts a
-# masked requirement at stake (known to fail in this run, or listed), having checked what
-# it could; ``error``: the suite could not run the test (a set-up error).
+# A test's status is one of ``reports.status.TEST_STATUSES`` (the enum says what each
+# means); ``fail``: the backend broke a requirement (the record's ``failures`` say which).
 
-DONE = frozenset({"pass", "xpass", "declined", "not_supported", "skipped"})
+DONE = frozenset({Status.PASS, Status.XPASS, Status.DECLINED, Status.NOT_SUPPORTED, Status.SKIPPED})
 """How a test's last attempt ends when the test has said all it could."""
 
 END_OF_RUN = "acl-conformance: at the end of the run: "
@@ -45,33 +39,43 @@ NOT_SUPPORTED = "not supported: "
 """Prefix of skip reasons for capabilities the backend lacks."""
 
 
-def status_of(report: pytest.TestReport, props: dict[str, Any]) -> str | None:
+ACL_STATUS = "acl_status"
+"""The user property in which the plugin gives a test's status when pytest's outcome does
+not tell it (``declined``, ``xpass``, or the kind of the failure it found); its value is
+the status' string (pytest-xdist carries user properties as plain data)."""
+
+
+def status_of(report: pytest.TestReport, props: dict[str, Any]) -> Status | None:
     """The status a report gives its test, or None when the report says nothing final
     (a setup or teardown phase that passed)."""
     if report.when == "call":
         if report.passed:
-            return "pass"
+            return Status.PASS
         if report.skipped:
             if hasattr(report, "wasxfail"):
-                return "xfail"
-            if props.get("acl_status") == "declined":
-                return "declined"
+                return Status.XFAIL
+            if props.get(ACL_STATUS) == Status.DECLINED:
+                return Status.DECLINED
             # A capability the backend lacks, found in the test body (a skip at any phase).
-            return "not_supported" if skip_reason(report).startswith(NOT_SUPPORTED) else "skipped"
-        if "acl_status" not in props and "crashed while running" in str(report.longrepr):
-            return "crash"  # pytest-xdist: the backend took the worker process down
-        return str(props.get("acl_status", "error"))
+            return (
+                Status.NOT_SUPPORTED
+                if skip_reason(report).startswith(NOT_SUPPORTED)
+                else Status.SKIPPED
+            )
+        if ACL_STATUS not in props and "crashed while running" in str(report.longrepr):
+            return Status.CRASH  # pytest-xdist: the backend took the worker process down
+        return Status(props.get(ACL_STATUS, Status.ERROR))
     if report.when == "setup":
         if report.skipped:
             reason = skip_reason(report)
             if reason.startswith(NOT_SUPPORTED):
-                return "not_supported"
-            return "xfail" if hasattr(report, "wasxfail") else "skipped"
+                return Status.NOT_SUPPORTED
+            return Status.XFAIL if hasattr(report, "wasxfail") else Status.SKIPPED
         if report.failed:
-            return "error"
+            return Status.ERROR
         return None
     if report.failed:  # teardown: the backend could not be cleaned up after the test
-        return "error"
+        return Status.ERROR
     return None
 
 
@@ -81,7 +85,7 @@ def skip_reason(report: pytest.TestReport) -> str:
     return ""
 
 
-def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
+def record(report: pytest.TestReport, status: Status) -> dict[str, Any]:
     """The result record of one test."""
     props: dict[str, Any] = dict(report.user_properties)
     message = props.get("message")
@@ -90,11 +94,11 @@ def record(report: pytest.TestReport, status: str) -> dict[str, Any]:
     failures = props.get("failures")
     if failures is None:
         failures = [props["acl_failure"]] if isinstance(props.get("acl_failure"), dict) else []
-    last = props.get("last_status", status)
+    last = Status(props.get("last_status", status))
     return {
         "nodeid": report.nodeid,
         "suite_id": props.get("suite_id", short_id(report.nodeid)),
-        "status": status,
+        "status": status.value,
         "phase": report.when,
         "requirements": str(props.get("requirements", "")).split(),
         "failed_requirement": props.get("failed_requirement") or None,
@@ -126,7 +130,7 @@ def crash_record(
     return {
         "nodeid": nodeid,
         "suite_id": suite_id,
-        "status": "crash",
+        "status": Status.CRASH.value,
         "phase": "call",
         "requirements": list(requirements),
         "failed_requirement": None,

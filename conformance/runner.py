@@ -33,6 +33,8 @@ from typing import TextIO
 from acl_conformance import reports
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import PROFILES
+from acl_conformance.reports.status import SHOWN
+from acl_conformance.reports.status import Status
 
 from . import adapter_options
 from . import results as results_doc
@@ -267,15 +269,16 @@ def run_pytest(
 
 
 STATUS_TEXT = {
-    "pass": "pass",
-    "fail": "FAIL",
-    "crash": "CRASH",
-    "timeout": "TIMEOUT",
-    "flaky": "FLAKY",
-    "unknown": "UNKNOWN",
-    "xfail": "xfail",
-    "not_supported": "not supported",
+    Status.PASS: "pass",
+    Status.FAIL: "FAIL",
+    Status.CRASH: "CRASH",
+    Status.TIMEOUT: "TIMEOUT",
+    Status.FLAKY: "FLAKY",
+    Status.UNKNOWN: "UNKNOWN",
+    Status.XFAIL: "xfail",
+    Status.NOT_SUPPORTED: "not supported",
 }
+"""How the terminal writes a requirement's status (every one of ``status.SHOWN``)."""
 
 
 def summary_table(report: dict[str, Any]) -> str:
@@ -291,10 +294,7 @@ def summary_table(report: dict[str, Any]) -> str:
     s = report["summary"]
     lines.append("-" * len(lines[0]))
     lines.append(
-        ", ".join(
-            f"{k} {s.get(k, 0)}"
-            for k in ("pass", "fail", "crash", "timeout", "flaky", "unknown", "xfail")
-        )
+        ", ".join(f"{k} {s.get(k, 0)}" for k in SHOWN if k is not Status.NOT_SUPPORTED)
         + f", not supported {s['not_supported']}; {s['total']} requirements"
     )
     return "\n".join(lines)

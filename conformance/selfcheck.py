@@ -39,6 +39,7 @@ from typing import Any
 
 from acl_conformance.adapters.variants import CATALOGUE
 from acl_conformance.adapters.variants import Variant
+from acl_conformance.reports.status import Status
 
 from .suite_command import suite_command
 from .supervise import Supervisor
@@ -112,11 +113,24 @@ def _first_failure(
     for r in results:
         elapsed += float(r.get("duration_s") or 0)
         for f in r.get("failures") or []:
-            if f.get("kind") in ("fail", "flaky") and (req is None or f.get("requirement") == req):
+            if f.get("kind") in (Status.FAIL, Status.FLAKY) and (
+                req is None or f.get("requirement") == req
+            ):
                 return round(elapsed, 3), r, f
-        if req is None and r["status"] in ("crash", "timeout", "error", "xpass"):
+        if req is None and r["status"] in (
+            Status.CRASH,
+            Status.TIMEOUT,
+            Status.ERROR,
+            Status.XPASS,
+        ):
             return round(elapsed, 3), r, None
     return None, None, None
+
+
+_FAILING_TEST = frozenset(
+    {Status.FAIL, Status.FLAKY, Status.CRASH, Status.TIMEOUT, Status.ERROR, Status.XPASS}
+)
+"""The statuses of a test that a variant's run counts as failing."""
 
 
 def _shrunk_length(results: list[dict[str, Any]], req: str | None) -> int | None:
@@ -171,7 +185,7 @@ def check(
     bad = {
         r["id"]: r["status"]
         for r in rows
-        if r["status"] != "pass" and r["status"] != "not_supported"
+        if r["status"] != Status.PASS and r["status"] != Status.NOT_SUPPORTED
     }
     seconds, first_test, _failure = _first_failure(results, req)
     res = VariantResult(
@@ -184,18 +198,14 @@ def check(
         seconds_to_first_failure=seconds,
         counterexample_calls=_shrunk_length(results, req) if mutant else None,
         first_test=str(first_test["suite_id"]) if first_test else None,
-        failing_tests=[
-            str(r["suite_id"])
-            for r in results
-            if r["status"] in ("fail", "flaky", "crash", "timeout", "error", "xpass")
-        ],
+        failing_tests=[str(r["suite_id"]) for r in results if r["status"] in _FAILING_TEST],
         failed_requirements=sorted(bad),
         wall_s=round(wall, 2),
         mode=mode,
         detail=tail,
     )
     if combo:
-        res.ok = bad == dict.fromkeys(variant.breaks, "fail")
+        res.ok = bad == dict.fromkeys(variant.breaks, Status.FAIL)
         res.also_failing = sorted(set(bad) - set(variant.breaks))
         res.detail = f"not passing: {bad}; expected to fail: {list(variant.breaks)}"
     elif mutant:
@@ -204,7 +214,7 @@ def check(
         # timing that a replay does not meet (a loaded machine): the gate fails on it all
         # the same, so it is caught.
         status = bad.get(str(req))
-        res.ok = status == "flaky" if variant.flaky else status in ("fail", "flaky")
+        res.ok = status == Status.FLAKY if variant.flaky else status in (Status.FAIL, Status.FLAKY)
         res.also_failing = sorted(set(bad) - {req})
     else:
         res.ok = not bad and not res.failing_tests

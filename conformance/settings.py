@@ -4,9 +4,15 @@
 gives the same verdict), no deadline (a backend's speed is not a conformance
 question), no example database (a run does not depend on earlier runs), and
 the blob printed so that a failure can be replayed exactly.
+
+This is also the one module that touches Hypothesis internals (the time limit on
+shrinking, and the settings of one run of a @given test): see its section "Hypothesis
+internals".
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from hypothesis import HealthCheck
 from hypothesis import Phase
@@ -57,13 +63,46 @@ candidates that do not fail, in every test that meets the bug.  The smallest seq
 found by then is reported."""
 
 
+# -- Hypothesis internals: this module is the only one that touches them -------------------
+#
+# Hypothesis offers no public way to do either of the two things below, and the suite
+# needs both:
+#
+# - a limit on the time spent shrinking: there is no setting for it; the engine reads the
+#   module constant ``hypothesis.internal.conjecture.engine.MAX_SHRINKING_SECONDS`` (five
+#   minutes) when it starts shrinking;
+# - another shrink phase for one run of a @given test: its settings are fixed when it is
+#   decorated (a later ``load_profile`` does not reach it, and ``@settings`` may be applied
+#   only once), and Hypothesis keeps them on the test's ``_hypothesis_internal_use_settings``
+#   attribute, which it reads each time the test runs.  (A state machine's settings are its
+#   TestCase's public ``settings`` attribute; the plugin sets that directly.)
+#
+# tests/test_hypothesis_internals.py checks that both still behave as assumed here, and
+# that no other shipped module touches Hypothesis internals: a release that changes them
+# fails that test instead of changing the suite's behaviour quietly.
+
+_GIVEN_SETTINGS = "_hypothesis_internal_use_settings"
+"""Where Hypothesis keeps the settings of a @given test (read each time the test runs)."""
+
+
 def limit_shrinking(seconds: float) -> None:
-    """Set Hypothesis' limit on the time spent shrinking (it has no setting for it: the
-    engine reads a module constant, which is left alone if a release renames it)."""
+    """Set Hypothesis' limit on the time spent shrinking (left alone if a release no longer
+    has the constant: tests/test_hypothesis_internals.py fails then)."""
     from hypothesis.internal.conjecture import engine
 
     if isinstance(getattr(engine, "MAX_SHRINKING_SECONDS", None), (int, float)):
         engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[assignment]
+
+
+def without_shrinking(test: object) -> Callable[[], None] | None:
+    """Run the @given test ``test`` without the shrink phase until the returned function is
+    called, which puts its settings back; None (and nothing done) if ``test`` is not a
+    @given test."""
+    current = getattr(test, _GIVEN_SETTINGS, None)
+    if not isinstance(current, settings):
+        return None
+    setattr(test, _GIVEN_SETTINGS, settings(current, phases=NO_SHRINK))
+    return lambda: setattr(test, _GIVEN_SETTINGS, current)
 
 
 def register(max_examples: int | None = None, no_shrink: bool = False) -> None:

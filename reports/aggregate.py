@@ -39,13 +39,19 @@ from typing import Any
 from acl_conformance.reference_impl.evidence import OUTCOMES
 from acl_conformance.reference_impl.evidence import Evidence
 
-SUMMARY_KEYS = ("pass", "fail", "not_supported", "crash", "timeout", "flaky", "unknown", "xfail")
+from .status import REQUIREMENT_STATUSES
+from .status import Status
 
-BAD = frozenset({"fail", "crash", "timeout", "flaky", "unknown"})
+SUMMARY_KEYS = REQUIREMENT_STATUSES
+"""The counts of the report's ``summary``, in its order."""
+
+BAD = frozenset({Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.FLAKY, Status.UNKNOWN})
 """Statuses that fail the gate unless the expectations file accounts for them (or, for
 ``flaky``, the flakes file)."""
 
-NOT_MET = frozenset({"fail", "crash", "timeout", "flaky", "unknown", "xfail"})
+NOT_MET = frozenset(
+    {Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.FLAKY, Status.UNKNOWN, Status.XFAIL}
+)
 """Statuses of a MUST requirement that make the backend not conformant."""
 
 
@@ -54,14 +60,21 @@ def _failures(tests: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[st
     out = []
     for t in tests:
         fs = t.get("failures")
-        if fs is None and t.get("status") in ("fail", "xfail", "crash", "timeout"):
+        if fs is None and t.get("status") in (
+            Status.FAIL,
+            Status.XFAIL,
+            Status.CRASH,
+            Status.TIMEOUT,
+        ):
             # A record from a results document of schema 1: one failure, flat.
             fs = [
                 {
                     "requirement": t.get("failed_requirement"),
                     "also": t.get("also_explained_by") or [],
-                    "kind": t["status"] if t["status"] in ("crash", "timeout") else "fail",
-                    "expected": t.get("expected_failure") if t["status"] == "xfail" else None,
+                    "kind": t["status"]
+                    if t["status"] in (Status.CRASH, Status.TIMEOUT)
+                    else Status.FAIL.value,
+                    "expected": t.get("expected_failure") if t["status"] == Status.XFAIL else None,
                     "same_as": None,
                     **{k: t.get(k) for k in _COUNTEREXAMPLE_KEYS},
                 }
@@ -89,7 +102,9 @@ def _charges(failures: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str 
     clear = {
         f["requirement"]
         for _t, f in failures
-        if f.get("kind") in ("fail", "flaky") and f.get("requirement") and not f.get("also")
+        if f.get("kind") in (Status.FAIL, Status.FLAKY)
+        and f.get("requirement")
+        and not f.get("also")
     }
     out: list[str | None] = []
     for _t, f in failures:
@@ -118,11 +133,11 @@ def _flaky_alike(
             clear.setdefault(c, set()).add(str(f.get("kind")))
     out = []
     for (t, f), c in zip(failures, charged, strict=True):
-        if f.get("kind") == "fail" and (
-            (f.get("same_as") is not None and owners.get(f.get("identity")) == "flaky")
-            or (c is not None and c != f.get("requirement") and clear.get(c) == {"flaky"})
+        if f.get("kind") == Status.FAIL and (
+            (f.get("same_as") is not None and owners.get(f.get("identity")) == Status.FLAKY)
+            or (c is not None and c != f.get("requirement") and clear.get(c) == {Status.FLAKY})
         ):
-            f = {**f, "kind": "flaky"}
+            f = {**f, "kind": Status.FLAKY.value}
         out.append((t, f))
     return out
 
@@ -150,7 +165,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         if results.get("interrupted") and status in UNDECIDED_WHEN_STOPPED:
             missing = unreached.get(rid) if unreached is not None else None
             if missing is None or missing:
-                status, reason = "unknown", _not_reached(missing, results["interrupted"])
+                status, reason = Status.UNKNOWN, _not_reached(missing, results["interrupted"])
         owner = _counterexample_source(rid, mine)
         rows.append(
             {
@@ -160,7 +175,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "title": req["title"],
                 "quote": req["quote"],
                 "silent": req.get("silent"),
-                "status": status,
+                "status": status.value,
                 "reason": reason,
                 "checks": checks,
                 "outcomes": _outcomes(rid, ev),
@@ -172,13 +187,13 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                         "status": t["status"],
                         "duration_s": t["duration_s"],
                         "checks": evidence[id(t)].checks.get(rid, 0),
-                        "completed": t.get("completed", t["status"] == "pass"),
+                        "completed": t.get("completed", t["status"] == Status.PASS),
                     }
                     for t in carriers
                 ],
                 "counterexample": _counterexample(*owner) if owner is not None else None,
                 "expected_failure": _entry(entries, rid, mine),
-                "flake": _flake(results, rid, mine) if status == "flaky" else None,
+                "flake": _flake(results, rid, mine) if status is Status.FLAKY else None,
                 "cut_short_by": sorted(
                     {m for t in carriers if not t.get("completed", True) for m in _cited_by(t)}
                     - {rid}
@@ -193,46 +208,48 @@ def _status(
     carriers: list[dict[str, Any]],
     mine: list[tuple[dict[str, Any], dict[str, Any]]],
     checks: int,
-) -> tuple[str, str | None]:
+) -> tuple[Status, str | None]:
     """The status of requirement ``rid`` and, when it is not decided, why."""
-    if any(f.get("kind") == "fail" and not f.get("expected") for _t, f in mine):
-        return "fail", None
-    for kind in ("crash", "timeout"):
+    if any(f.get("kind") == Status.FAIL and not f.get("expected") for _t, f in mine):
+        return Status.FAIL, None
+    for kind in (Status.CRASH, Status.TIMEOUT):
         hit = [t for t in carriers if t["status"] == kind]
         if hit:
             return (
                 kind,
-                f"the backend {'died' if kind == 'crash' else 'hung'} in {hit[0]['suite_id']}",
+                f"the backend {'died' if kind is Status.CRASH else 'hung'} in {hit[0]['suite_id']}",
             )
-    flaky = [(t, f) for t, f in mine if f.get("kind") == "flaky" and not f.get("expected")]
+    flaky = [(t, f) for t, f in mine if f.get("kind") == Status.FLAKY and not f.get("expected")]
     if flaky:
         t, _f = flaky[0]
-        return "flaky", (
+        return Status.FLAKY, (
             f"{t['suite_id']} failed once, and its trace did not fail again when replayed "
             "against a fresh backend"
         )
     if mine:
-        return "xfail", None
-    ran = [t for t in carriers if t["status"] not in ("skipped", "not_supported")]
+        return Status.XFAIL, None
+    ran = [t for t in carriers if t["status"] not in (Status.SKIPPED, Status.NOT_SUPPORTED)]
     if checks == 0:
-        if carriers and not ran and any(t["status"] == "not_supported" for t in carriers):
-            return "not_supported", _first_skip(carriers)
+        if carriers and not ran and any(t["status"] == Status.NOT_SUPPORTED for t in carriers):
+            return Status.NOT_SUPPORTED, _first_skip(carriers)
         if not carriers and checks == 0:
-            return "unknown", "no test checks it in this run"
-        return "unknown", "no check of it ran" + _why_not(ran or carriers)
-    unfinished = [t for t in ran if not t.get("completed", t["status"] in ("pass", "xfail"))]
+            return Status.UNKNOWN, "no test checks it in this run"
+        return Status.UNKNOWN, "no check of it ran" + _why_not(ran or carriers)
+    unfinished = [
+        t for t in ran if not t.get("completed", t["status"] in (Status.PASS, Status.XFAIL))
+    ]
     if unfinished:
         t = unfinished[0]
         cause = ", ".join(_cited_by(t)) or t["status"]
         more = f" (and {len(unfinished) - 1} more)" if len(unfinished) > 1 else ""
-        return "unknown", (
+        return Status.UNKNOWN, (
             f"{t['suite_id']}{more} could not run to its end: stopped by {cause} after "
             f"{t.get('attempts', 1)} attempt(s)"
         )
-    return "pass", None
+    return Status.PASS, None
 
 
-UNDECIDED_WHEN_STOPPED = frozenset({"pass", "unknown", "not_supported"})
+UNDECIDED_WHEN_STOPPED = frozenset({Status.PASS, Status.UNKNOWN, Status.NOT_SUPPORTED})
 """What a requirement's status cannot be trusted to be when some of its tests were not
 reached: a failure, a crash, a hang or an expected failure stands (it was seen); a pass, a
 missing capability or an undecided row might have changed."""
@@ -269,14 +286,16 @@ def _not_reached(missing: list[str] | None, stopped: str) -> str:
 def _first_skip(tests: list[dict[str, Any]]) -> str | None:
     """Why the first unsupported test was not supported (without the "not supported: "
     mark that tells such a skip from others)."""
-    reason = next((t.get("skip_reason") for t in tests if t["status"] == "not_supported"), None)
+    reason = next(
+        (t.get("skip_reason") for t in tests if t["status"] == Status.NOT_SUPPORTED), None
+    )
     mark = "not supported: "
     return reason[len(mark) :] if reason and reason.startswith(mark) else reason
 
 
 def _why_not(tests: list[dict[str, Any]]) -> str:
     declined = sorted({str(t["declined_by"]) for t in tests if t.get("declined_by")})
-    errors = [t["suite_id"] for t in tests if t["status"] == "error"]
+    errors = [t["suite_id"] for t in tests if t["status"] == Status.ERROR]
     parts = []
     if declined:
         parts.append(f"its tests stopped before steps that put {', '.join(declined)} at stake")
@@ -359,7 +378,7 @@ def _flake(
     """The flakes file's entry that accepts this requirement's flaky failures: the one that
     lists it, or one that lists (by test or requirement) every flaky failure charged to it."""
     entries = {e["key"]: e for e in (results.get("flakes") or {}).get("entries", [])}
-    keys = {f.get("flake") for _t, f in mine if f.get("kind") == "flaky"}
+    keys = {f.get("flake") for _t, f in mine if f.get("kind") == Status.FLAKY}
     key = rid if rid in entries else (keys.pop() if len(keys) == 1 else None)
     if key is None:
         return None
@@ -388,7 +407,7 @@ def _mask_rows(tests: Iterable[tuple[dict[str, Any], Evidence]]) -> list[dict[st
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
-    out = {k: 0 for k in SUMMARY_KEYS}
+    out = {k.value: 0 for k in SUMMARY_KEYS}
     for r in rows:
         out[r["status"]] += 1
     out["total"] = len(rows)
@@ -411,17 +430,17 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
         key = e["key"]
         if e.get("kind") == "requirement":
             row = by_id.get(key)
-            ran = [t for t in (row["tests"] if row else []) if t["status"] != "not_supported"]
+            ran = [t for t in (row["tests"] if row else []) if t["status"] != Status.NOT_SUPPORTED]
             if not ran and not (row and row["checks"]):
                 unused.append(key)
-            elif row is not None and row["status"] == "pass":
+            elif row is not None and row["status"] == Status.PASS:
                 stale.append(f"{key} (entry {key}): no test failed citing it")
                 stale_entries.append({"key": key, "kind": "requirement", "requirement": key})
         else:
             mine = [t for t in tests if t.get("expected_failure") == key]
             if not mine:
                 unused.append(key)
-            passed = [t for t in mine if t["status"] == "xpass"]
+            passed = [t for t in mine if t["status"] == Status.XPASS]
             stale += [f"{t['suite_id']} (entry {key})" for t in passed]
             if passed:
                 stale_entries.append({"key": key, "kind": "test", "requirement": ""})
@@ -429,7 +448,7 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     # An entry accounts for its requirement whatever the run made of it (a failure, or a
     # run that could not get to it); the entry is reported as unused if no test ran.
     flakes = results.get("flakes") or {}
-    accepted = sorted(r["id"] for r in rows if r["status"] == "flaky" and r.get("flake"))
+    accepted = sorted(r["id"] for r in rows if r["status"] == Status.FLAKY and r.get("flake"))
     new = [
         r["id"]
         for r in rows
@@ -453,7 +472,7 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
         "new_failures": new,
         "unexpected_passes": sorted(set(stale)),
         "stale_entries": stale_entries,
-        "expected_failures": sorted({r["id"] for r in rows if r["status"] == "xfail"}),
+        "expected_failures": sorted({r["id"] for r in rows if r["status"] == Status.XFAIL}),
         "unused": unused,
         "flakes": {
             "file": flakes.get("file"),
@@ -471,14 +490,14 @@ def verdict(rows: list[dict[str, Any]], interrupted: str | None = None) -> tuple
     lacks); an expected failure is still a failure.  What SHOULD and MAY requirements
     lack is said after the reasons, and does not decide."""
     reasons = []
-    if rows and all(r["status"] == "not_supported" for r in rows):
+    if rows and all(r["status"] == Status.NOT_SUPPORTED for r in rows):
         # Nothing could be checked: the product does not offer what the spec describes.
         why = next((r["reason"] for r in rows if r.get("reason")), None)
         return "not supported", [f"every requirement is not supported: {why or 'see the rows'}"]
     for r in rows:
         if r["level"] == "MUST" and r["status"] in NOT_MET:
-            why = f": {r['reason']}" if r.get("reason") and r["status"] == "unknown" else ""
-            expected = " (an expected failure)" if r["status"] == "xfail" else ""
+            why = f": {r['reason']}" if r.get("reason") and r["status"] == Status.UNKNOWN else ""
+            expected = " (an expected failure)" if r["status"] == Status.XFAIL else ""
             reasons.append(f"{r['id']} (MUST): {r['status']}{expected}{why}")
     if not rows:
         # A run that checked nothing vouches for nothing.
@@ -500,7 +519,7 @@ def advisories(rows: list[dict[str, Any]]) -> list[str]:
 
 def headline(verdict_text: str, rows: list[dict[str, Any]], interrupted: bool = False) -> str:
     """``NOT CONFORMANT (2 expected failures)``, ``NOT CONFORMANT (interrupted)`` and the like."""
-    n = sum(1 for r in rows if r["level"] == "MUST" and r["status"] == "xfail")
+    n = sum(1 for r in rows if r["level"] == "MUST" and r["status"] == Status.XFAIL)
     notes = [f"{n} expected failure{'s' if n != 1 else ''}"] if n else []
     if interrupted:
         notes.insert(0, "interrupted")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from .status import Status
+
 
 def evidence_lines(r: dict[str, Any]) -> list[str]:
     """What a requirement's verdict rests on, one sentence a line."""
     out = [
-        f"{r.get('checks', 0)} checks of it ran" + (", all passed" if r["status"] == "pass" else "")
+        f"{r.get('checks', 0)} checks of it ran"
+        + (", all passed" if r["status"] == Status.PASS else "")
     ]
     if r.get("reason"):
         out.append(f"why {r['status'].replace('_', ' ')}: {r['reason']}")
@@ -38,10 +41,10 @@ def evidence_lines(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def entry_text(e: dict[str, Any], status: str = "xfail") -> str:
+def entry_text(e: dict[str, Any], status: str = Status.XFAIL) -> str:
     link = f" ({e['link']})" if e.get("link") else ""
     what = f"entry {e['key']}: {e.get('reason') or 'no reason given'}{link}"
-    if status == "pass":
+    if status == Status.PASS:
         return f"listed as an expected failure ({what}), and it passed: the entry is stale"
     return f"expected failure, {what}"
 

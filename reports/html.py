@@ -10,17 +10,20 @@ from .evidence_text import answers
 from .evidence_text import counterexample_facts
 from .evidence_text import evidence_lines
 from .evidence_text import interrupted_text
+from .status import SHOWN
+from .status import Status
 
 COLOUR = {
-    "pass": "#d7f5d7",
-    "fail": "#f8c9c9",
-    "crash": "#f3b0e0",
-    "timeout": "#f6d6a8",
-    "flaky": "#e9d2f5",
-    "unknown": "#e6e6e6",
-    "xfail": "#f7efb3",
-    "not_supported": "#dde8f7",
+    Status.PASS: "#d7f5d7",
+    Status.FAIL: "#f8c9c9",
+    Status.CRASH: "#f3b0e0",
+    Status.TIMEOUT: "#f6d6a8",
+    Status.FLAKY: "#e9d2f5",
+    Status.UNKNOWN: "#e6e6e6",
+    Status.XFAIL: "#f7efb3",
+    Status.NOT_SUPPORTED: "#dde8f7",
 }
+"""The background of a requirement's row, by its status (every one of ``status.SHOWN``)."""
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:72em}
@@ -107,8 +110,8 @@ def render(report: dict[str, Any]) -> str:
         )
     advisories = "".join(f"<li>{escape(x)}</li>" for x in report.get("advisories") or [])
     counts = "".join(
-        f'<td style="background:{COLOUR.get(k, "#fff")}">{escape(k)}: {s.get(k, 0)}</td>'
-        for k in ("pass", "fail", "crash", "timeout", "flaky", "unknown", "xfail", "not_supported")
+        f'<td style="background:{COLOUR[k]}">{escape(k.value)}: {s.get(k.value, 0)}</td>'
+        for k in SHOWN
     )
     stopped = interrupted_text(run)
     banner = f'<p class="stopped">{escape(stopped)}</p>' if stopped else ""

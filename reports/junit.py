@@ -19,6 +19,7 @@ from xml.sax.saxutils import quoteattr
 from .evidence_text import counterexample_facts
 from .evidence_text import evidence_lines
 from .evidence_text import interrupted_text
+from .status import Status
 
 
 def _attr(value: object) -> str:
@@ -49,7 +50,7 @@ def _case(r: dict[str, Any], stale: set[str], new: set[str]) -> tuple[str, str]:
         msg = (c.get("message") or r.get("reason") or status).splitlines()[0]
         body = f"<failure type={_attr(status)} message={_attr(msg)}>{details}</failure>"
         kind = "failure"
-    elif status == "flaky" and r.get("flake"):
+    elif status == Status.FLAKY and r.get("flake"):
         f = r.get("flake") or {}
         why = f"a flake the flakes file accepts ({f.get('key')}): {f.get('reason') or ''}"
         body = f"<skipped message={_attr(why)}/><system-out>{details}</system-out>"
@@ -61,7 +62,7 @@ def _case(r: dict[str, Any], stale: set[str], new: set[str]) -> tuple[str, str]:
         )
         body = f"<skipped message={_attr(why)}/><system-out>{details}</system-out>"
         kind = "skipped"
-    elif status == "not_supported":
+    elif status == Status.NOT_SUPPORTED:
         body = f"<skipped message={_attr('not supported: ' + (r.get('reason') or ''))}/>"
         kind = "skipped"
     else:

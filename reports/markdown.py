@@ -10,17 +10,19 @@ from .evidence_text import counterexample_facts
 from .evidence_text import entry_text
 from .evidence_text import evidence_lines
 from .evidence_text import interrupted_text
+from .status import Status
 
 ICON = {
-    "pass": "PASS",
-    "fail": "**FAIL**",
-    "crash": "**CRASH**",
-    "timeout": "**TIMEOUT**",
-    "flaky": "**FLAKY**",
-    "unknown": "**UNKNOWN**",
-    "xfail": "XFAIL",
-    "not_supported": "not supported",
+    Status.PASS: "PASS",
+    Status.FAIL: "**FAIL**",
+    Status.CRASH: "**CRASH**",
+    Status.TIMEOUT: "**TIMEOUT**",
+    Status.FLAKY: "**FLAKY**",
+    Status.UNKNOWN: "**UNKNOWN**",
+    Status.XFAIL: "XFAIL",
+    Status.NOT_SUPPORTED: "not supported",
 }
+"""How a requirement's status reads in its row (every one of ``status.SHOWN``)."""
 
 
 def _cell(text: object) -> str:

@@ -13,6 +13,11 @@ from typing import Any
 import pytest
 
 from acl_conformance.adapters.base import Adapter
+from acl_conformance.adapters.cann import CannAdapter
+from acl_conformance.adapters.cann.client import AgentProcess
+from acl_conformance.adapters.cann.pool import FORK_SERVERS
+from acl_conformance.adapters.cann.pool import SPARES
+from acl_conformance.adapters.cann.pool import AgentSpec
 
 SIZE_MAX = (1 << 64) - 1
 
@@ -277,6 +282,46 @@ def _script(a: Adapter) -> list[tuple[str, Any]]:
     return out
 
 
+# -- white-box views of the adapter and its pools (not part of the contract) --------------------
+def agent_process(a: CannAdapter) -> AgentProcess:
+    """The adapter's agent process (the protocol's tests talk to it directly)."""
+    return a._agent
+
+
+def spare_pid(spec: AgentSpec) -> int | None:
+    """The pid of the spare waiting for ``spec``, if any."""
+    with SPARES._lock:
+        spare = SPARES._spares.get(spec)
+        return spare.pid if spare is not None else None
+
+
+def spare_pids() -> list[int]:
+    """The pids of every waiting spare."""
+    with SPARES._lock:
+        return [p.pid for p in SPARES._spares.values()]
+
+
+def close_spares() -> None:
+    """Close every waiting spare (the pool stays usable)."""
+    with SPARES._lock:
+        SPARES._wanted.clear()
+        spares = list(SPARES._spares.values())
+        SPARES._spares.clear()
+    SPARES.wait_idle(timeout=60)
+    with SPARES._lock:
+        spares += list(SPARES._spares.values())
+        SPARES._spares.clear()
+    for p in spares:
+        p.close()
+
+
+def fork_server_pid(spec: AgentSpec) -> int | None:
+    """The pid of the running fork server of ``spec``, if any."""
+    with FORK_SERVERS._lock:
+        server = FORK_SERVERS._servers.get(spec)
+        return server.pid if server is not None else None
+
+
 # -- isolation and the warm spares ----------------------------------------------------------------
 def _alive(pid: int) -> bool:
     """Running (not gone, not a zombie)."""
@@ -291,8 +336,10 @@ source = {"agent": sys.argv[1]} if sys.argv[3] == "exec" else {"double": "1"}
 a = CannAdapter(**source)
 b = CannAdapter(**source, devices="1")
 assert SPARES.wait_idle()
-servers = [p for p in (FORK_SERVERS.pid(a.spec), FORK_SERVERS.pid(b.spec)) if p]
-print(a.pid, b.pid, *SPARES.pids(), *servers, flush=True)
+servers = [
+    s.pid for spec in (a.spec, b.spec) if (s := FORK_SERVERS._servers.get(spec)) is not None
+]
+print(a.pid, b.pid, *(p.pid for p in SPARES._spares.values()), *servers, flush=True)
 if sys.argv[2] == "kill":
     os._exit(0)  # no atexit, no finaliser: the agents see EOF on stdin and quit
 """

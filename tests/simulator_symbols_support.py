@@ -11,6 +11,7 @@ from test_simulator_fixtures import bare_fixture  # noqa: F401 (the fixture bare
 from test_simulator_fixtures import open_simulator
 from test_simulator_support import DEFAULT
 from test_simulator_support import H2D
+from test_simulator_support import device_image
 from test_simulator_support import host
 from test_simulator_support import sym
 
@@ -47,7 +48,7 @@ def sim_fixture() -> Iterator[Simulator]:
 
 
 def snapshot(sim: Simulator, device: int = 0) -> np.ndarray:
-    return np.frombuffer(sim.snapshot(device), dtype=np.uint8)
+    return np.frombuffer(device_image(sim, device), dtype=np.uint8)
 
 
 def changed(before: np.ndarray, after: np.ndarray) -> tuple[int, int] | None:

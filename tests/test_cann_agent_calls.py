@@ -13,6 +13,7 @@ from cann_agent_support import D2H
 from cann_agent_support import DEFAULT
 from cann_agent_support import H2D
 from cann_agent_support import _script
+from cann_agent_support import agent_process
 from cann_agent_support import fixture
 from cann_agent_support import reaped
 
@@ -156,9 +157,9 @@ def test_each_thread_has_its_own_context_and_agent_thread(agent: CannAdapter) ->
 
 def test_protocol_error_is_not_a_backend_verdict(agent: CannAdapter) -> None:
     with pytest.raises(ProtocolError, match="unknown command 'frobnicate'"):
-        agent.process.call(1, "frobnicate")
+        agent_process(agent).call(1, "frobnicate")
     with pytest.raises(ProtocolError, match="bad int32 argument 'x'"):
-        agent.process.call(1, "set_device", ("x",))
+        agent_process(agent).call(1, "set_device", ("x",))
     assert agent.get_device_count() == (0, 2)  # still fine
 
 
@@ -172,7 +173,7 @@ def test_close_reaps_the_agent_and_leaves_no_thread(double_agent: Path) -> None:
     a.set_device(0)
     a.close()
     a.close()  # idempotent
-    assert a.process.proc.returncode == 0  # it quit on request
+    assert agent_process(a).proc.returncode == 0  # it quit on request
     assert reaped(pid)
     assert threading.active_count() == threads
     with pytest.raises(AgentDied):
@@ -225,7 +226,7 @@ def test_hang_is_a_timeout_and_the_agent_is_killed() -> None:
         ):
             a.synchronize_stream(0)
         assert time.monotonic() - t0 < 5
-        assert a.process.proc.returncode == -9
+        assert agent_process(a).proc.returncode == -9
         with pytest.raises(CallTimeout):
             a.get_device()
     finally:

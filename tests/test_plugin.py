@@ -273,3 +273,172 @@ def test_a_step_that_puts_a_listed_requirement_at_stake_is_declined(
     assert rec["status"] == "declined" and rec["declined_by"] == "KIND-REJECTED"
     assert rec["evidence"]["declined"] == {"KIND-REJECTED": 1}
     assert "aclrtMemcpyToSymbolAsync" in rec["skip_reason"]
+
+
+MACHINES = """
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import rule
+from acl_conformance.conformance import ops
+from acl_conformance.conformance.machines.common import HarnessMachine
+
+class Listed(HarnessMachine):
+    @rule()
+    def fail(self):
+        self.h.fail("KIND-ACCEPTED", "planted failure")
+
+class Declines(HarnessMachine):
+    @rule()
+    def rejected(self):
+        src = self.h.pageable(8, ops.pattern(1, 8))
+        ops.to_symbol_async(self.h, "g_u64", src, count=8, kind=ops.D2H)
+
+class First(HarnessMachine):
+    @rule()
+    def fail(self):
+        self.h.fail("STREAM-QUERY", "planted failure")
+
+class Second(First):
+    pass
+
+FEW = settings(max_examples=2, stateful_step_count=2, deadline=None)
+TestListed = pytest.mark.requirement("KIND-ACCEPTED")(Listed.TestCase)
+TestDeclines = pytest.mark.requirement("HYGIENE-NO-WRITE")(Declines.TestCase)
+TestFirst = pytest.mark.requirement("STREAM-QUERY")(First.TestCase)
+TestSecond = pytest.mark.requirement("STREAM-QUERY")(Second.TestCase)
+for _case in (TestListed, TestDeclines, TestFirst, TestSecond):
+    _case.settings = FEW
+del _case
+"""
+
+
+def test_a_machine_s_stops_are_reported_with_what_they_know(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    """A state machine runs as a unittest TestCase, which hands pytest the reason of a skip
+    only: an expected failure still names its entry, a declined step the requirement that
+    declined it, and a failure another test found first that test."""
+    write_fake_module(pytester, MACHINES)
+    exp = pytester.makefile(
+        ".txt", expectations="KIND-ACCEPTED  planted\nKIND-REJECTED  D2H accepted\n"
+    )
+    _result, doc = run_fake_suite(pytester, f"--acl-expectations={exp}")
+    recs = by_suite_id(doc)
+    listed = recs["test_x.py::TestListed::runTest"]
+    assert listed["status"] == "xfail" and listed["expected_failure"] == "KIND-ACCEPTED"
+    assert listed["failures"][0]["message"].startswith("[KIND-ACCEPTED] planted failure")
+    declined = recs["test_x.py::TestDeclines::runTest"]
+    assert declined["status"] == "declined" and declined["declined_by"] == "KIND-REJECTED"
+    second = recs["test_x.py::TestSecond::runTest"]["failures"][0]
+    assert second["same_as"] == "test_x.py::TestFirst::runTest"
+
+
+SHARDS = """
+import json, os
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+from acl_conformance.conformance.machines.common import HarnessMachine
+from acl_conformance.conformance.suite.test_machines import shards
+
+class Draws(HarnessMachine):
+    @rule(n=st.integers(0, 2**32))
+    def draw(self, n):
+        with open(os.environ["DRAWS"], "a") as f:
+            f.write(json.dumps([type(self).__name__, n]) + "\\n")
+
+globals().update(shards(Draws, 2, pytest.mark.requirement("STREAM-QUERY")))
+"""
+
+
+def test_each_machine_shard_draws_examples_of_its_own(
+    pytester: pytest.Pytester, in_suite: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shards of one machine are seeded apart (the ci profile is derandomised: unseeded,
+    every shard would draw the same examples), and ``--acl-seed`` draws others."""
+    import json
+
+    write_fake_module(pytester, SHARDS)
+
+    def draws(*args: str) -> dict[str, list[int]]:
+        path = pytester.path / f"draws{len(args)}.jsonl"
+        monkeypatch.setenv("DRAWS", str(path))
+        run_fake_suite(pytester, "--acl-examples", "4", *args)
+        out: dict[str, list[int]] = {}
+        for line in path.read_text().splitlines():
+            shard, n = json.loads(line)
+            out.setdefault(shard, []).append(n)
+        return out
+
+    plain = draws()
+    assert sorted(plain) == ["Draws_0", "Draws_1"]
+    assert plain["Draws_0"] != plain["Draws_1"]
+    assert draws("--acl-seed", "7")["Draws_0"] != plain["Draws_0"]
+
+
+LISTED_UNSHRUNK = """
+import json, os
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.stateful import rule
+from acl_conformance.conformance import context
+from acl_conformance.conformance.machines.common import HarnessMachine
+from acl_conformance.conformance.suite.test_machines import shards
+
+def note(name, n, requirement):
+    if requirement in context.current().masks:
+        return  # a later attempt (its first failure masked)
+    with open(os.environ["DRAWS"], "a") as f:
+        f.write(json.dumps([name, n]) + "\\n")
+
+@pytest.mark.requirement("STREAM-QUERY", "KIND-ACCEPTED")
+@pytest.mark.parametrize("which", ["listed", "other"])
+@given(n=st.integers(0, 2**32))
+def test_big(acl_suite, which, n):
+    requirement = "STREAM-QUERY" if which == "listed" else "KIND-ACCEPTED"
+    note(which, n, requirement)
+    if n > 1000:
+        with acl_suite.harness() as h:
+            h.fail(requirement, "planted")
+
+class Big(HarnessMachine):
+    @rule(n=st.integers(0, 2**32))
+    def draw(self, n):
+        note("machine", n, "EFFECT-BYTES")
+        if n > 1000:
+            self.h.fail("EFFECT-BYTES", "planted")
+
+globals().update(shards(Big, 1, pytest.mark.requirement("EFFECT-BYTES")))
+"""
+
+
+def test_a_listed_test_runs_without_shrinking(
+    pytester: pytest.Pytester, in_suite: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test the expectations file lists by its id only tells whether it still fails: its
+    failure is reported as found (a @given test, for that item only; a machine), while a
+    test that is not listed shrinks its failure to the smallest."""
+    import json
+
+    write_fake_module(pytester, LISTED_UNSHRUNK)
+    exp = pytester.makefile(
+        ".txt",
+        expectations="test_x.py::test_big[listed]  planted\n"
+        "test_x.py::TestBig_0::runTest  planted\n",
+    )
+    path = pytester.path / "draws.jsonl"
+    monkeypatch.setenv("DRAWS", str(path))
+    _result, doc = run_fake_suite(pytester, f"--acl-expectations={exp}")
+    drawn: dict[str, list[int]] = {}
+    for line in path.read_text().splitlines():
+        name, n = json.loads(line)
+        drawn.setdefault(name, []).append(n)
+    recs = by_suite_id(doc)
+    assert recs["test_x.py::test_big[listed]"]["status"] == "xfail"
+    assert recs["test_x.py::TestBig_0::runTest"]["status"] == "xfail"
+    assert recs["test_x.py::test_big[other]"]["status"] == "fail"
+    for name in ("listed", "machine"):
+        ns = drawn[name]
+        first = next(i for i, n in enumerate(ns) if n > 1000)
+        assert len(ns) - first <= 3 and ns[-1] > 1001, (name, ns[first:])
+    assert drawn["other"][-1] == 1001  # shrunk

@@ -11,11 +11,13 @@ from test_simulator_fixtures import open_simulator
 from test_simulator_support import H2D
 from test_simulator_support import OpenLater
 from test_simulator_support import bounded
+from test_simulator_support import device_image
 from test_simulator_support import gate
 from test_simulator_support import host
 from test_simulator_support import initial
 from test_simulator_support import read_var
 from test_simulator_support import sym
+from test_simulator_support import worker_threads
 
 from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.base import Capabilities
@@ -203,7 +205,7 @@ def test_device_memory_is_loaded_lazily_and_per_device(sim: Simulator) -> None:
     assert sim._devices.context_of(1) is None
     assert sim.set_device(0) == 0
     assert sim._devices.context_of(1) is None
-    assert sim.snapshot(1) == sim.snapshot(0)  # both the initial image
+    assert device_image(sim, 1) == device_image(sim, 0)  # both the initial image
 
 
 # -- init / finalize, identity ------------------------------------------------------------------
@@ -318,13 +320,13 @@ def test_close_stops_every_worker_and_is_idempotent() -> None:
     assert sim.record_event(e, streams[0]) == 0
     assert sim.stream_wait_event(streams[1], e) == 0
     assert sim.stream_query(streams[1])[0] == 0  # a worker blocked on another stream
-    threads = sim.worker_threads()
+    threads = worker_threads(sim)
     assert len(threads) >= 4
     t0 = time.monotonic()
     sim.close()
     assert time.monotonic() - t0 < 5
     assert not any(t.is_alive() for t in threads)
-    assert sim.worker_threads() == []
+    assert worker_threads(sim) == []
     sim.close()
     with pytest.raises(SimulatorClosed):
         sim.set_device(0)
@@ -359,9 +361,9 @@ def test_destroy_joins_the_worker(sim: Simulator) -> None:
     _, s = sim.create_stream()
     src = host(sim, b"\x01", "pinned")
     assert sim.memcpy_to_symbol_async(sym(sim, "g_u8"), src, 1, 0, H2D, s) == 0
-    n = len(sim.worker_threads())
+    n = len(worker_threads(sim))
     assert sim.destroy_stream(s) == 0
-    assert len(sim.worker_threads()) == n - 1
+    assert len(worker_threads(sim)) == n - 1
 
 
 def test_a_dropped_simulator_stops_its_workers() -> None:
@@ -372,7 +374,7 @@ def test_a_dropped_simulator_stops_its_workers() -> None:
     src = host(sim, b"\x01", "pinned")
     assert sim.memcpy_to_symbol_async(sym(sim, "g_u8"), src, 1, 0, H2D, 0) == 0
     gate(sim)
-    threads = sim.worker_threads()
+    threads = worker_threads(sim)
     assert threads
     del sim
     gc.collect()

@@ -130,3 +130,18 @@ def gate(sim: Simulator, stream: int = 0) -> int:
     code, g = sim.launch_gate(stream)
     assert code == 0
     return g
+
+
+# -- white-box views of a simulator (not part of the contract) ---------------------------------
+def device_image(sim: Simulator, device: int) -> bytes:
+    """The whole device image of ``device`` (guards included) as it is now; the initial
+    image if the device has no context."""
+    ctx = sim._devices.context_of(device)
+    return (ctx.memory if ctx is not None else sim.layout.image()).tobytes()
+
+
+def worker_threads(sim: Simulator) -> list[threading.Thread]:
+    """The worker threads of the simulator's streams that are still live."""
+    with sim._lock:
+        streams = list(sim._live_streams)
+    return [t for s in streams if (t := s.thread) is not None and t.is_alive()]

@@ -50,7 +50,7 @@ def test_variables_are_packed_next_to_each_other_in_device_memory(sim: Simulator
     ranges = [var_range(sim, n) for n, _ in STANDARD]
     for (_, end), (start, _) in itertools.pairwise(ranges):
         assert end == start
-    assert len(sim.snapshot(0)) >= ranges[-1][1]
+    assert len(snapshot(sim, 0)) >= ranges[-1][1]
 
 
 @pytest.mark.parametrize("name", [n for n, _ in STANDARD])

@@ -146,16 +146,11 @@ class CannAdapter(Adapter):
             raise AgentDied(
                 f"the agent {self.backend.agent} does not speak protocol {PROTOCOL_VERSION}"
             )
-        self.agent_version = out[1]
-        self.build_mode = out[2]
-        self.agent_pid = int(out[3])
         self._invalid = int(out[4])
         count_code, count = int(out[5]), int(out[6])
         self._devices = count if count_code == ACL_SUCCESS else 1
         self.symbol_apis = out[7] == "1"
         """The backend has all six symbol APIs (the agent found each with dlsym)."""
-        self.missing_symbol_apis = [] if out[8] == "-" else out[8].split(",")
-        """The symbol APIs the backend lacks (each answers 207000 through the agent)."""
         fx = self._agent.call(0, "fixtures", label="fixtures")
         self._fixtures = []
         for line in fx.payload.decode().splitlines():
@@ -185,10 +180,6 @@ class CannAdapter(Adapter):
     @property
     def pid(self) -> int:
         return self._agent.pid
-
-    @property
-    def process(self) -> AgentProcess:
-        return self._agent
 
     def close(self) -> None:
         """Quit (or kill) the agent and reap it.  Idempotent."""

@@ -22,11 +22,11 @@ used.  A spare is never used twice: the pool hands it out and forgets it.
 
 Clean-up: at most :data:`SPARE_LIMIT` spares and :data:`FORK_SERVER_LIMIT` fork servers
 are kept (the oldest goes first; a fork server stops forking and ends once its last child
-has); :meth:`SparePool.close_spares` and the ``atexit`` hook close the waiting spares
-(``quit``, then SIGKILL) and the fork servers, which covers pytest-xdist workers too (they
-exit normally).  A process that dies without running ``atexit`` leaves nothing behind
-either: its spares read EOF on stdin and quit, and so do its fork servers on their socket.
-A child made by ``fork`` forgets the parent's spares and servers without touching them.
+has); the ``atexit`` hook closes the waiting spares (``quit``, then SIGKILL) and the fork
+servers, which covers pytest-xdist workers too (they exit normally).  A process that dies
+without running ``atexit`` leaves nothing behind either: its spares read EOF on stdin and
+quit, and so do its fork servers on their socket.  A child made by ``fork`` forgets the
+parent's spares and servers without touching them.
 """
 
 from __future__ import annotations
@@ -119,10 +119,6 @@ class SparePool:
         self._maker: threading.Thread | None = None
         self._making: AgentSpec | None = None
         self._closed = False
-        self.hits = 0
-        """Agents handed out warm."""
-        self.misses = 0
-        """Agents started on demand (no spare of that spec, or a dead one)."""
 
     # -- use ------------------------------------------------------------------------------
     def take(self, spec: AgentSpec) -> AgentProcess:
@@ -135,23 +131,10 @@ class SparePool:
                 self._ensure_maker()
                 self._wake.notify_all()
         if spare is not None and spare.alive:
-            self.hits += 1
             return spare
         if spare is not None:
             spare.close()  # it died waiting: the caller gets a new one, and its errors
-        self.misses += 1
         return spec.start()
-
-    def spare_pid(self, spec: AgentSpec) -> int | None:
-        """The pid of the spare waiting for ``spec``, if any (for tests and diagnostics)."""
-        with self._lock:
-            spare = self._spares.get(spec)
-            return spare.pid if spare is not None else None
-
-    def pids(self) -> list[int]:
-        """The pids of every waiting spare."""
-        with self._lock:
-            return [p.pid for p in self._spares.values()]
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Wait until no spare is wanted or being started (True), or ``timeout`` passes."""
@@ -207,19 +190,6 @@ class SparePool:
     def _is_closed(self) -> bool:
         return self._closed
 
-    def close_spares(self) -> None:
-        """Close every waiting spare (the pool stays usable)."""
-        with self._lock:
-            self._wanted.clear()
-            spares = list(self._spares.values())
-            self._spares.clear()
-        self.wait_idle(timeout=60)
-        with self._lock:
-            spares += list(self._spares.values())
-            self._spares.clear()
-        for p in spares:
-            p.close()
-
     def shutdown(self) -> None:
         """Close every spare and stop the background thread; later takes start agents
         directly (``atexit`` calls this)."""
@@ -255,7 +225,6 @@ class ForkServers:
         self.limit = limit
         self._lock = threading.Lock()
         self._servers: collections.OrderedDict[AgentSpec, ForkServer] = collections.OrderedDict()
-        self.started = 0
 
     def server(self, spec: AgentSpec) -> ForkServer:
         """The spec's running server (started if there is none, or it died)."""
@@ -267,7 +236,6 @@ class ForkServers:
                 server = None
             if server is None:
                 server = ForkServer(spec.argv, dict(spec.env))
-                self.started += 1
                 if not spec.current():  # the file changed as it started: which build runs?
                     retired.append(server)
                     server = None
@@ -282,11 +250,6 @@ class ForkServers:
         if server is None:
             raise AgentDied(f"the agent {spec.argv[0]} was replaced while it started")
         return server
-
-    def pid(self, spec: AgentSpec) -> int | None:
-        with self._lock:
-            server = self._servers.get(spec)
-            return server.pid if server is not None else None
 
     def close(self) -> None:
         """End every server (their children live on until their clients close them)."""

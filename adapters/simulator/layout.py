@@ -101,7 +101,6 @@ class Layout:
             shadow = -(-(shadow + size) // SHADOW_ALIGN) * SHADOW_ALIGN
             offset += size
         self.variables: tuple[Variable, ...] = tuple(variables)
-        self.image_size = offset + GUARD
         self._declarations = tuple((name, int(size)) for name, size in declarations)
 
     def image(self) -> ByteArray:

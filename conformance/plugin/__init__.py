@@ -19,7 +19,8 @@ The plugin does nothing to test runs that do not collect the suite.
 pytest takes the hooks and fixtures of the module the entry point names, so the
 modules' hooks and fixtures are imported here (pytest looks them up by name); the
 hooks that need an object of their own (more than one implementation of a hook,
-pytest-xdist's optional hooks, the heartbeat) are registered by ``pytest_configure``.
+pytest-xdist's optional hooks, the heartbeat, the collector of the results, whose hook is
+given no config) are registered by ``pytest_configure``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .configure import pytest_configure
 from .configure import pytest_report_header
 from .options import pytest_addoption
 from .options import pytest_cmdline_main
+from .reporting import pytest_runtest_call
 from .reporting import pytest_runtest_makereport
 from .runtest import acl_suite
 from .runtest import fresh_harness
@@ -36,12 +38,8 @@ from .runtest import harness
 from .runtest import pytest_runtest_protocol
 from .runtest import pytest_runtest_setup
 from .runtest import pytest_runtest_teardown
-from .seeding import reproduce_command
-from .seeding import seed_for
-from .session import pytest_runtest_logreport
 from .session import pytest_sessionfinish
 from .session import pytest_sessionstart
-from .shared import suite_id
 
 __all__ = [
     "acl_suite",
@@ -52,14 +50,11 @@ __all__ = [
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_report_header",
-    "pytest_runtest_logreport",
+    "pytest_runtest_call",
     "pytest_runtest_makereport",
     "pytest_runtest_protocol",
     "pytest_runtest_setup",
     "pytest_runtest_teardown",
     "pytest_sessionfinish",
     "pytest_sessionstart",
-    "reproduce_command",
-    "seed_for",
-    "suite_id",
 ]

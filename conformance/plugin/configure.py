@@ -20,6 +20,7 @@ from .collection import Ordering
 from .heartbeat import Heartbeat
 from .options import adapter_options
 from .progress import Progress
+from .session import Collector
 from .xdist import XdistHooks
 
 MARKERS = (
@@ -48,6 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # The controller (or a run without workers) owns the run's shared state.
         suite.run = RunState.create()
     config.pluginmanager.register(XdistHooks(config, suite.run), "acl-conformance-xdist")
+    config.pluginmanager.register(Collector(config), "acl-conformance-results")
     if workerinput is None:
         # Where the terminal is: the controller hears of each test a worker starts and ends.
         heartbeat = config.getoption("acl_heartbeat")

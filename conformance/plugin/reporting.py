@@ -19,7 +19,6 @@ from acl_conformance.conformance import trace
 from acl_conformance.conformance.failure import DECLINED
 from acl_conformance.conformance.failure import EXPECTED
 from acl_conformance.conformance.failure import KNOWN
-from acl_conformance.conformance.failure import LAST
 from acl_conformance.conformance.failure import BackendCrash
 from acl_conformance.conformance.failure import BackendTimeout
 from acl_conformance.conformance.failure import ConformanceFailure
@@ -28,10 +27,35 @@ from acl_conformance.conformance.failure import ExpectedFailure
 from acl_conformance.conformance.failure import KnownFailure
 from acl_conformance.conformance.replay import recheck
 from acl_conformance.conformance.trace import TRACE_FORMAT
+from acl_conformance.reports.status import Status
 
 from . import shared
 from .options import adapter_options
 from .seeding import reproduce_command
+
+_STOPPED = pytest.StashKey["BaseException | None"]()
+"""On a test: the suite's own stop (a known or expected failure, a declined step) that its
+call raised, or None.  pytest reports a ``unittest.SkipTest`` raised by a test function as
+a skip of its own that keeps only the reason; the stop itself, with what it knows (the
+failure, the entry, the owner, the masked requirement), is taken here as it passes."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    item.stash[_STOPPED] = None
+    try:
+        return (yield)
+    except BaseException as exc:
+        item.stash[_STOPPED] = _stop(exc)
+        raise
+
+
+def _stop_of(item: pytest.Item, raised: BaseException | None) -> BaseException | None:
+    """The suite's own stop that ended the test's call: as its call raised it (a test
+    function), or behind what the call report holds (a state machine: unittest hands pytest
+    the reason only, and pytest's skip is raised while the stop is being handled, so the
+    stop is its context)."""
+    return item.stash.get(_STOPPED, None) or _stop(raised)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -45,6 +69,7 @@ def pytest_runtest_makereport(
     report.user_properties.append(("evidence", suite.evidence.to_json()))
     report.user_properties.append(("masks", sorted(suite.masks)))
     raised = call.excinfo.value if call.excinfo is not None else None
+    stop = _stop_of(item, raised)
     stopped = _stop(raised) if report.failed and _unwrap(raised) is None else None
     if stopped is not None:
         # A stop of the suite's own (a known or expected failure, a declined step) that
@@ -57,24 +82,23 @@ def pytest_runtest_makereport(
     same_as: str | None = None
     failure: BaseException | None
     if reason.startswith(DECLINED):
-        report.user_properties.append(("acl_status", "declined"))
-        declined = LAST.get(DECLINED)
-        if isinstance(declined, Declined):
-            report.user_properties.append(("declined_by", declined.requirement))
+        report.user_properties.append((results.ACL_STATUS, Status.DECLINED.value))
+        if isinstance(stop, Declined):
+            report.user_properties.append(("declined_by", stop.requirement))
         return report
     if reason.startswith(EXPECTED) and not hasattr(report, "wasxfail"):
         # A failure the expectations file lists by requirement (ExpectedFailure):
         # reported as pytest reports an xfail.
         report.wasxfail = reason
-        exp = LAST.get(EXPECTED)
-        expected = exp.key if isinstance(exp, ExpectedFailure) else reason.removeprefix(EXPECTED)
-        failure = exp.failure if isinstance(exp, ExpectedFailure) else None
+        exp = stop if isinstance(stop, ExpectedFailure) else None
+        expected = exp.key if exp is not None else reason.removeprefix(EXPECTED)
+        failure = exp.failure if exp is not None else None
         report.user_properties.append(("expected_failure", expected))
     elif reason.startswith(KNOWN):
         # The same failure as another test found (and shrinks): a failure of this test too.
-        known = LAST.get(KNOWN)
-        failure = known.failure if isinstance(known, KnownFailure) else None
-        same_as = known.owner if isinstance(known, KnownFailure) else None
+        known = stop if isinstance(stop, KnownFailure) else None
+        failure = known.failure if known is not None else None
+        same_as = known.owner if known is not None else None
         report.outcome = "failed"
         report.longrepr = reason
     else:
@@ -89,7 +113,7 @@ def pytest_runtest_makereport(
             # Listed as failing, and passed: the entry is stale.
             report.outcome = "failed"
             report.longrepr = f"[XPASS] {shared.suite_id(item)} passed, but the expectations file lists it ({listed}): the entry is stale"
-            report.user_properties.append(("acl_status", "xpass"))
+            report.user_properties.append((results.ACL_STATUS, Status.XPASS.value))
         return report
     if listed is not None and expected is None:
         # A test the expectations file lists: whatever it fails on is expected.
@@ -101,7 +125,7 @@ def pytest_runtest_makereport(
     record = _failure_record(item, failure, expected, same_as)
     report.user_properties.append(("acl_failure", record))
     if expected is None:
-        report.user_properties.append(("acl_status", record["kind"]))
+        report.user_properties.append((results.ACL_STATUS, record["kind"]))
     for key in ("reproduce", "calls", "call_count", "message", "trace_file"):
         report.user_properties.append((key, record[key]))
     if isinstance(failure, ConformanceFailure):
@@ -126,11 +150,11 @@ def _failure_record(
     against a fresh backend: one that does not fail again is ``flaky``, neither a pass nor
     a fail, and both traces are kept (the failing one, and ``….replay.trace.json``)."""
     status = (
-        "timeout"
+        Status.TIMEOUT
         if isinstance(failure, BackendTimeout)
-        else "crash"
+        else Status.CRASH
         if isinstance(failure, BackendCrash)
-        else "fail"
+        else Status.FAIL
     )
     history: list[str] = list(getattr(failure, "history", []))
     first = (
@@ -143,7 +167,7 @@ def _failure_record(
     if same_as is None:
         doc = _trace_doc(item, failure, status)
         trace_file = _write_trace(item, doc)
-        if status == "fail" and expected is None:
+        if status is Status.FAIL and expected is None:
             suite = item.config.stash[shared.SUITE]
             if suite.attempt_reused:
                 # Found on a backend instance that served earlier harnesses: the attempt runs
@@ -166,12 +190,12 @@ def _failure_record(
             else:
                 replayed = _recheck(item, doc, trace_file)
             if replayed["reproduced"] is False:
-                status = "flaky"
+                status = Status.FLAKY
     record = {
         "requirement": getattr(failure, "requirement", None),
         "also": list(getattr(failure, "also", ())),
         "identity": failure.identity if isinstance(failure, ConformanceFailure) else None,
-        "kind": status,
+        "kind": status.value,
         "expected": expected,
         "same_as": same_as,
         "calls": history[-60:],
@@ -184,7 +208,7 @@ def _failure_record(
         "attempt": item.stash.get(attempts.ATTEMPT, 1),
         "replay": replayed,
     }
-    if status == "flaky":
+    if status is Status.FLAKY:
         record["flake"] = _flake_entry(item, record)
     return record
 
@@ -207,7 +231,7 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_file: str | None) -> 
     if found.records and trace_file:
         replay_doc = {
             **doc,
-            "status": "fail" if found.reproduced else "pass",
+            "status": (Status.FAIL if found.reproduced else Status.PASS).value,
             "message": "the failing trace replayed against a fresh backend: "
             + (f"broke {', '.join(found.broken)}" if found.reproduced else "every call allowed"),
             "calls": [r.to_json() for r in found.records],
@@ -232,14 +256,14 @@ def _flake_entry(item: pytest.Item, record: dict[str, Any]) -> str | None:
     return entry.key if entry is not None else None
 
 
-def _trace_doc(item: pytest.Item, failure: BaseException, status: str) -> dict[str, Any]:
+def _trace_doc(item: pytest.Item, failure: BaseException, status: Status) -> dict[str, Any]:
     """The trace file's document of ``failure``: its calls and what a replay needs."""
     return {
         "format": TRACE_FORMAT,
         "test": shared.suite_id(item),
         "adapter": item.config.getoption("acl_adapter"),
         "profile": item.config.getoption("acl_profile"),
-        "status": status,
+        "status": status.value,
         "requirement": getattr(failure, "requirement", None),
         "message": str(failure),
         "adapter_options": adapter_options(item.config),

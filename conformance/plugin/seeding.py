@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import shlex
 import zlib
-from typing import Any
+from collections.abc import Callable
 
 import hypothesis
 import pytest
+from hypothesis.stateful import RuleBasedStateMachine
+
+from acl_conformance.conformance import settings
 
 from .shared import name_in_file
 from .shared import suite_id
 
-_SHRINKING = pytest.StashKey[Any]()
-"""On a test run without shrinking: what to put back afterwards (object, attribute, value)."""
+_UNDO_NO_SHRINK = pytest.StashKey[Callable[[], None]]()
+"""On a test run without shrinking: what puts its settings back afterwards."""
+
+MACHINE = "state_machine"
+"""The attribute of a suite's machine TestCase that names its state machine class (set
+where the TestCase is made, ``suite/test_machines.py``): the plugin seeds that class."""
 
 
 def seed_for(base: int, item: pytest.Item) -> int:
@@ -27,9 +34,8 @@ def seed_hypothesis(item: pytest.Item) -> None:
     """Seed the item's Hypothesis test (``--acl-seed``; machine shards always, so that
     each shard explores examples of its own even when the profile is derandomised)."""
     base = item.config.getoption("acl_seed")
-    cls = getattr(item, "cls", None)
-    machine = getattr(getattr(cls, "runTest", None), "_hypothesis_state_machine_class", None)
-    if machine is not None:
+    machine = getattr(getattr(item, "cls", None), MACHINE, None)
+    if isinstance(machine, type) and issubclass(machine, RuleBasedStateMachine):
         if base is None and item.config.getoption("acl_hypothesis_profile") != "ci":
             return  # dev and thorough are random on purpose
         hypothesis.seed(seed_for(0 if base is None else base, item))(machine)
@@ -67,28 +73,27 @@ def reproduce_command(item: pytest.Item) -> str:
 
 def expected_without_shrinking(item: pytest.Item) -> None:
     """A listed (expected) failure is only run to tell whether it still fails: without
-    Hypothesis' shrink phase, which is where a failing test spends its time."""
+    Hypothesis' shrink phase, which is where a failing test spends its time.  For this run
+    only (parametrized items share one function; a machine's shards one TestCase each):
+    :func:`restore_shrinking` puts the settings back at teardown."""
     if "expected_failure" not in dict(item.user_properties):
         return
-    phases = [p for p in hypothesis.Phase if p is not hypothesis.Phase.shrink]
     cls = getattr(item, "cls", None)
     case = cls if getattr(cls, "runTest", None) is not None else None
     if case is not None and isinstance(getattr(case, "settings", None), hypothesis.settings):
-        item.stash[_SHRINKING] = (case, "settings", case.settings)
-        case.settings = hypothesis.settings(case.settings, phases=phases)
+        # A state machine's TestCase: its settings are a public attribute.
+        saved = case.settings
+        case.settings = hypothesis.settings(saved, phases=settings.NO_SHRINK)
+        item.stash[_UNDO_NO_SHRINK] = lambda: setattr(case, "settings", saved)
         return
-    fn = getattr(item, "obj", None)
-    current = getattr(fn, "_hypothesis_internal_use_settings", None)
-    if isinstance(current, hypothesis.settings):
-        # Hypothesis keeps a @given test's settings on this attribute; set for this
-        # run only (parametrized items share the function) and put back at teardown.
-        item.stash[_SHRINKING] = (fn, "_hypothesis_internal_use_settings", current)
-        fn._hypothesis_internal_use_settings = hypothesis.settings(current, phases=phases)  # type: ignore[union-attr]
+    undo = settings.without_shrinking(getattr(item, "obj", None))
+    if undo is not None:
+        item.stash[_UNDO_NO_SHRINK] = undo
 
 
 def restore_shrinking(item: pytest.Item) -> None:
     """Put back what :func:`expected_without_shrinking` changed."""
-    saved = item.stash.get(_SHRINKING, None)
-    if saved is not None:
-        target, attr, value = saved
-        setattr(target, attr, value)
+    undo = item.stash.get(_UNDO_NO_SHRINK, None)
+    if undo is not None:
+        del item.stash[_UNDO_NO_SHRINK]
+        undo()

@@ -18,6 +18,7 @@ from acl_conformance.conformance import context
 from acl_conformance.conformance import results
 from acl_conformance.conformance.expectations import Expectations
 from acl_conformance.conformance.expectations import short_id
+from acl_conformance.reports.status import Status
 
 from . import shared
 from .options import adapter_options
@@ -29,12 +30,10 @@ _STARTED = pytest.StashKey[tuple[str, float]]()
 _BACKEND = pytest.StashKey[dict[str, Any]]()
 _DIED = pytest.StashKey[list[pytest.TestReport]]()
 _JOURNAL = pytest.StashKey[results.Journal]()
-_CONFIG: list[pytest.Config] = []
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIG[:] = [session.config]
     if shared.suite_requested(session.config):
         # Before anything runs (and whatever the verbosity): a backend that cannot be
         # had is one line and a usage error, not an error per test.
@@ -62,33 +61,38 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         session.config.stash[_JOURNAL] = journal
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collect each suite test's outcome (in the controller too, under xdist)."""
-    props = dict(report.user_properties)
-    if not _CONFIG:
-        return
-    config = _CONFIG[0]
-    journal = config.stash.get(_JOURNAL, None)
-    if "suite_id" not in props:
-        if report.failed and "crashed while running" in str(report.longrepr):
-            # pytest-xdist's report for a test whose worker died: resolved at the end,
-            # when the surviving workers have said what each test is.
-            config.stash.setdefault(_DIED, []).append(report)
+class Collector:
+    """Collects each suite test's outcome as its report is logged (in the controller too,
+    under xdist) on the run's config; registered by ``pytest_configure`` (the hook is
+    given the report only)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        config = self.config
+        props = dict(report.user_properties)
+        journal = config.stash.get(_JOURNAL, None)
+        if "suite_id" not in props:
+            if report.failed and "crashed while running" in str(report.longrepr):
+                # pytest-xdist's report for a test whose worker died: resolved at the end,
+                # when the surviving workers have said what each test is.
+                config.stash.setdefault(_DIED, []).append(report)
+                if journal is not None:
+                    journal.write("record", _died(config, report))
+            return
+        backend: Any = props.get("backend")
+        if isinstance(backend, dict):
+            config.stash[_BACKEND] = backend
             if journal is not None:
-                journal.write("record", _died(config, report))
-        return
-    backend: Any = props.get("backend")
-    if isinstance(backend, dict):
-        config.stash[_BACKEND] = backend
+                journal.write("backend", backend)
+        status = results.status_of(report, props)
+        if status is None:
+            return
+        record = results.record(report, status)
+        config.stash.setdefault(_RESULTS, []).append(record)
         if journal is not None:
-            journal.write("backend", backend)
-    status = results.status_of(report, props)
-    if status is None:
-        return
-    record = results.record(report, status)
-    config.stash.setdefault(_RESULTS, []).append(record)
-    if journal is not None:
-        journal.write("record", record)
+            journal.write("record", record)
 
 
 def _died(config: pytest.Config, report: pytest.TestReport) -> dict[str, Any]:
@@ -138,7 +142,7 @@ def _write_results(
             ("requirements", " ".join(reqs)),
             ("message", f"the test's process died: {str(rep.longrepr).strip()[:2000]}"),
         ]
-        records.append(results.record(rep, "crash"))
+        records.append(results.record(rep, Status.CRASH))
     backend = config.stash.get(_BACKEND, {})
     _started, t0 = config.stash.get(_STARTED, ("", time.monotonic()))
     doc = results.document(

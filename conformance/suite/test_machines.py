@@ -60,6 +60,7 @@ def shards(
         shard: Any = type(f"{machine.__name__}_{k}", (machine,), {"__module__": machine.__module__})
         case = shard.TestCase
         case.settings = settings(case.settings, max_examples=per)
+        case.state_machine = shard  # the plugin seeds it (--acl-seed)
         for mark in marks:
             case = mark(case)
         out[f"Test{name}_{k}"] = case

@@ -78,7 +78,7 @@ def _watch(ref: weakref.ReferenceType[AgentProcess], stop: threading.Event) -> N
     dropped without close() can still be collected, and its finaliser stop this thread)."""
     while not stop.wait(WATCH_TICK):
         client = ref()
-        if client is None or not client._check_deadlines():
+        if client is None or not client.check_deadlines():
             return
         del client
 
@@ -198,7 +198,7 @@ class AgentProcess:
                 with self._cond:
                     self._cond.notify_all()
 
-    def _check_deadlines(self) -> bool:
+    def check_deadlines(self) -> bool:
         """Kill the agent if an outstanding call is past its deadline; False once it is gone."""
         if self._death is not None:
             return False
@@ -397,4 +397,9 @@ class AgentProcess:
             except OSError:
                 pass
         self._stderr.close()
+        self._finalizer.detach()
+
+    def disown(self) -> None:
+        """Drop this client without ending its agent (in a child made by fork: the agent is
+        the parent's, and the finaliser must not kill it)."""
         self._finalizer.detach()

@@ -174,7 +174,12 @@ class ForkServer:
             self, value, os.fdopen(in_w, "wb", buffering=0), os.fdopen(out_r, "rb", buffering=0)
         )
 
-    def _status(self, pid: int, timeout: float | None) -> int | None:
+    @property
+    def dead(self) -> str | None:
+        """Why the server is gone (None while it runs)."""
+        return self._dead
+
+    def status(self, pid: int, timeout: float | None) -> int | None:
         """The wait status of child ``pid`` once reported (None past ``timeout``); after the
         server died, :data:`EXIT_UNKNOWN` once the child is gone."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -231,7 +236,7 @@ class ForkedChild:
     def _settle(self, status: int | None) -> int | None:
         with self._lock:
             if self.returncode is None:
-                if status is None and self.server._dead is not None and self._gone_locked():
+                if status is None and self.server.dead is not None and self._gone_locked():
                     self.returncode = EXIT_UNKNOWN
                 elif status is not None:
                     self.returncode = (
@@ -260,14 +265,14 @@ class ForkedChild:
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            self._settle(self.server._status(self.pid, 0))
+            self._settle(self.server.status(self.pid, 0))
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
             deadline = None if timeout is None else time.monotonic() + timeout
-            status = self.server._status(self.pid, timeout)
-            if status is None and self.server._dead is not None:
+            status = self.server.status(self.pid, timeout)
+            if status is None and self.server.dead is not None:
                 # Nobody reaps it for us now: wait for it to end, in slices (kill() may
                 # need the lock meanwhile).
                 while not self._gone(0.05):

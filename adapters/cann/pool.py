@@ -205,11 +205,11 @@ class SparePool:
         if maker is not None and maker is not threading.current_thread():
             maker.join(timeout=60)  # it closes what it was starting once it sees _closed
 
-    def _forget_after_fork(self) -> None:
+    def forget_after_fork(self) -> None:
         """In a child made by fork: the spares are the parent's; drop them untouched."""
         for p in self._spares.values():
             with contextlib.suppress(Exception):
-                p._finalizer.detach()  # its finaliser would kill the parent's agent
+                p.disown()
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._spares = collections.OrderedDict()
@@ -259,7 +259,7 @@ class ForkServers:
         for server in servers:
             server.close()
 
-    def _forget_after_fork(self) -> None:
+    def forget_after_fork(self) -> None:
         self._lock = threading.Lock()
         self._servers = collections.OrderedDict()
 
@@ -278,8 +278,8 @@ def _shutdown() -> None:
 
 atexit.register(_shutdown)
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=SPARES._forget_after_fork)
-    os.register_at_fork(after_in_child=FORK_SERVERS._forget_after_fork)
+    os.register_at_fork(after_in_child=SPARES.forget_after_fork)
+    os.register_at_fork(after_in_child=FORK_SERVERS.forget_after_fork)
 
 __all__ = [
     "FORK_SERVERS",

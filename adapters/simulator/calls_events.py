@@ -60,7 +60,7 @@ class EventCalls(SimulatorCore):
         code, evt = self._event_arg(event)  # read only after the stream resolves
         if evt is None:
             return code
-        code = self._submit_check(strm, ctx)
+        code = self.submit_check(strm, ctx)
         if code:
             return code
         record = evt.latest()

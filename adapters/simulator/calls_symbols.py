@@ -190,7 +190,7 @@ class SymbolCalls(SimulatorCore):
                 return self._copy_staged(strm, host_ptr, n, device)
             # a failed drain's code, else the copy's
             return self._pageable_drain(strm) or self._copy_now(host_ptr, n, device, to_device)
-        code = self._submit_check(strm, ctx)
+        code = self.submit_check(strm, ctx)
         if code:
             return code
         host = self._host.view(host_ptr, n)

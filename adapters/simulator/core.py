@@ -270,17 +270,18 @@ class SimulatorCore(Adapter):
         return ACL_SUCCESS, ctx
 
     def _submit_stream(self, stream: int) -> tuple[int, Stream | None]:
-        """Resolve the stream a task is submitted to: ``_stream``, then ``_submit_check``.
+        """Resolve the stream a task is submitted to: ``_stream``, then ``submit_check``.
         (code, stream); the stream is None when the code is an error."""
         code, strm, ctx = self._stream(stream)
         if strm is None:
             return code, None
-        code = self._submit_check(strm, ctx)
+        code = self.submit_check(strm, ctx)
         return (code, None) if code else (ACL_SUCCESS, strm)
 
     @staticmethod
-    def _submit_check(stream: Stream, ctx: Context | None) -> int:
-        """A task submitted to a stream needs a current context, and the stream's own."""
+    def submit_check(stream: Stream, ctx: Context | None) -> int:
+        """A task submitted to a stream needs a current context, and the stream's own (the
+        variants of adapters/variants override it)."""
         if ctx is None:
             return ACL_ERROR_RT_CONTEXT_NULL
         if stream.device != ctx.device:

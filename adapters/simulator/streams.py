@@ -114,6 +114,11 @@ class Stream:
             return seq
 
     # -- waiting ------------------------------------------------------------
+    def pending(self) -> int:
+        """How many issued tasks have not run yet."""
+        with self._cond:
+            return self._issued - self._completed
+
     def issued(self) -> int:
         """Sequence number of the last task issued so far."""
         with self._cond:

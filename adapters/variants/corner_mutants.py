@@ -264,8 +264,7 @@ class DeepQueueDropsTasks(_Helpers):
     ) -> int:
         _code, strm, _ctx = self._stream(stream)
         if strm is not None and not self._pageable(src) and count and src:
-            with strm._cond:
-                pending = strm._issued - strm._completed
+            pending = strm.pending()
             size = self._size_of(symbol)
             valid = (
                 size is not None

@@ -102,8 +102,8 @@ class DestroyedStreamAccepted(MutantBase):
 class ForeignStreamAccepted(MutantBase):
     """A page-locked copy on another device's stream is accepted (CANN returns 107003)."""
 
-    def _submit_check(self, stream: Any, ctx: Any) -> int:  # type: ignore[override]
-        return 0 if ctx is not None else Simulator._submit_check(stream, ctx)
+    def submit_check(self, stream: Any, ctx: Any) -> int:  # type: ignore[override]
+        return 0 if ctx is not None else Simulator.submit_check(stream, ctx)
 
 
 class DstMaxIgnored(MutantBase):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from acl_conformance.conformance.cli import main
+from acl_conformance.conformance.command_line.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -65,7 +65,7 @@ class Adapter(ABC):
     for every harness: each Hypothesis example and shrink step).  A backend whose state
     outlives a test (a per-process table that fills up, a leak) must not fail a later
     test: such a backend asks for more isolation, at the cost of starting it more often
-    (see ``conformance/context.py``)."""
+    (see ``conformance/session/context.py``)."""
 
     calls_may_hang: bool = True
     """Whether a call can fail to return (a real runtime, a driver, a third-party backend).

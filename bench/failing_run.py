@@ -26,7 +26,7 @@ from suite_runs import ENV
 from suite_runs import arguments
 from suite_runs import warm_up
 
-from acl_conformance.conformance.suite_command import suite_command
+from acl_conformance.conformance.session.suite_command import suite_command
 
 BACKENDS = {
     "clean": None,

@@ -56,7 +56,7 @@ def one_run(double: str, isolation: str, tmp: Path) -> tuple[float, float, int, 
     cmd = [
         sys.executable,
         "-m",
-        "acl_conformance.conformance.cli",
+        "acl_conformance.conformance.command_line.cli",
         "run",
         "--adapter",
         "cann",

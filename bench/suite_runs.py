@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from acl_conformance.conformance.suite_command import SUITE
+from acl_conformance.conformance.session.suite_command import SUITE
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 """Every run compiles the same modules; with bytecode caching on, and one warm-up

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from acl_conformance.conformance.suite_command import suite_command
+from acl_conformance.conformance.session.suite_command import suite_command
 
 BAD = ("fail", "crash", "timeout", "error", "xpass")
 
@@ -104,7 +104,7 @@ def run_cli(tmp: Path, args: Sequence[str], timeout: float = 600.0) -> CliRun:
     cmd = [
         sys.executable,
         "-m",
-        "acl_conformance.conformance.cli",
+        "acl_conformance.conformance.command_line.cli",
         "run",
         *args,
         "--report-dir",

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from acl_conformance.conformance.cli import main
+from acl_conformance.conformance.command_line.cli import main
 from acl_conformance.reference_impl.catalogue import CATALOGUE
 from acl_conformance.reference_impl.catalogue import for_profile
 
@@ -48,7 +48,14 @@ def test_no_subcommand_is_a_usage_error() -> None:
 
 def test_console_script_runs() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "acl_conformance.conformance.cli", "list", "--profile", "spec"],
+        [
+            sys.executable,
+            "-m",
+            "acl_conformance.conformance.command_line.cli",
+            "list",
+            "--profile",
+            "spec",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -62,7 +69,7 @@ def test_version_and_python_dash_m() -> None:
 
     for cmd in (
         [sys.executable, "-m", "acl_conformance", "--version"],
-        [sys.executable, "-m", "acl_conformance.conformance.cli", "--version"],
+        [sys.executable, "-m", "acl_conformance.conformance.command_line.cli", "--version"],
     ):
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
@@ -79,7 +86,7 @@ def test_version_and_python_dash_m() -> None:
 def test_every_option_of_every_subcommand_has_help_with_its_default() -> None:
     import argparse
 
-    from acl_conformance.conformance.cli import build_parser
+    from acl_conformance.conformance.command_line.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from acl_conformance.conformance import cli
-from acl_conformance.conformance import runner
-from acl_conformance.conformance import staging
-from acl_conformance.conformance import trace_schema
-from acl_conformance.conformance.suite_command import suite_command
+from acl_conformance.conformance.command_line import cli
+from acl_conformance.conformance.command_line import runner
+from acl_conformance.conformance.command_line import staging
+from acl_conformance.conformance.session.suite_command import suite_command
+from acl_conformance.conformance.traces import trace_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "reports" / "schema" / "trace-1.schema.json"
 

@@ -15,7 +15,7 @@ import pytest
 from cann_support import compile_program
 
 from acl_conformance import reports
-from acl_conformance.conformance import cli
+from acl_conformance.conformance.command_line import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANT = "acl_conformance.adapters.variants.mutants:DeviceToHostAccepted"
@@ -429,7 +429,14 @@ def test_a_backend_that_hangs_while_shutting_down_does_not_hang_the_run(
 
 def test_module_entry_point_runs_the_cli() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "acl_conformance.conformance.cli", "list", "--format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "acl_conformance.conformance.command_line.cli",
+            "list",
+            "--format",
+            "json",
+        ],
         capture_output=True,
         text=True,
     )

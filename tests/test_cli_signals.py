@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from acl_conformance.conformance.supervise import group_alive
+from acl_conformance.conformance.session.supervise import group_alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -213,7 +213,7 @@ def test_a_time_budget_ends_the_run_with_the_report_of_what_finished(tmp_path: P
 
 
 def test_a_supervised_child_past_its_time_is_stopped_with_its_group() -> None:
-    from acl_conformance.conformance.supervise import Supervisor
+    from acl_conformance.conformance.session.supervise import Supervisor
 
     with Supervisor(grace_s=1.0) as sup:
         proc = sup.popen(

@@ -67,7 +67,7 @@ def _run_ci(venv: Path, expectations: Path, report_dir: Path) -> subprocess.Comp
     cmd = [
         str(venv / "bin" / "python"),
         "-m",
-        "acl_conformance.conformance.cli",
+        "acl_conformance.conformance.command_line.cli",
         "run",
         "--adapter",
         "template",
@@ -106,7 +106,7 @@ def test_a_stale_entry_fails_the_gate(venv: Path, tmp_path: Path) -> None:
 
 
 def test_the_template_expectations_file_parses() -> None:
-    from acl_conformance.conformance.expectations import Expectations
+    from acl_conformance.conformance.gating.expectations import Expectations
 
     assert Expectations.load(TEMPLATE / "expectations.txt").entries == []
 
@@ -138,7 +138,7 @@ def commands(text: str) -> list[str]:
 
 def _help(sub: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "acl_conformance.conformance.cli", sub, "--help"],
+        [sys.executable, "-m", "acl_conformance.conformance.command_line.cli", sub, "--help"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance.expectations import SKIPS
-from acl_conformance.conformance.expectations import Expectations
-from acl_conformance.conformance.expectations import ExpectationsError
-from acl_conformance.conformance.expectations import short_id
+from acl_conformance.conformance.gating.expectations import SKIPS
+from acl_conformance.conformance.gating.expectations import Expectations
+from acl_conformance.conformance.gating.expectations import ExpectationsError
+from acl_conformance.conformance.gating.expectations import short_id
 
 TEXT = """
 # known failures of backend X

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from acl_conformance import reports
 from acl_conformance.adapters.variants import BY_NAME
-from acl_conformance.conformance import trace_schema
+from acl_conformance.conformance.traces import trace_schema
 
 FLAKY = "acl_conformance.adapters.variants.flaky:EveryKthCopyLosesItsLastByte"
 

@@ -10,12 +10,12 @@ import pytest
 from test_simulator_support import watchdog
 
 from acl_conformance.adapters.simulator import Simulator
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import BackendCrash
-from acl_conformance.conformance.failure import BackendTimeout
-from acl_conformance.conformance.failure import ConformanceFailure
-from acl_conformance.conformance.failure import ExpectedFailure
-from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.failure import BackendCrash
+from acl_conformance.conformance.harness.failure import BackendTimeout
+from acl_conformance.conformance.harness.failure import ConformanceFailure
+from acl_conformance.conformance.harness.failure import ExpectedFailure
+from acl_conformance.conformance.harness.harness import Harness
 
 
 class Lying(Simulator):

@@ -1,7 +1,7 @@
 """Isolation ``reset``: one backend instance serves every harness of a worker, brought back
-to a known state through the contract after each (``conformance/reset.py``,
-``conformance/context.py``), and a failure on a reused instance is checked on fresh ones
-(``conformance/attempts.py``).
+to a known state through the contract after each (``conformance/harness/reset.py``,
+``conformance/session/context.py``), and a failure on a reused instance is checked on fresh ones
+(``conformance/session/attempts.py``).
 
 - one instance serves every harness, and a variable one harness wrote holds its first-read
   bytes again when the next harness reads it; with the rewrite left out it does not (the
@@ -43,14 +43,14 @@ from reset_support import agent_counts
 from reset_support import counting_env
 
 from acl_conformance.adapters.base import CallTimeout
-from acl_conformance.conformance import context
-from acl_conformance.conformance import ops
-from acl_conformance.conformance import reset
-from acl_conformance.conformance.backend_calls import Written
-from acl_conformance.conformance.context import Suite
-from acl_conformance.conformance.failure import BackendCrash
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.suite_command import suite_command
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness import reset
+from acl_conformance.conformance.harness.backend_calls import Written
+from acl_conformance.conformance.harness.failure import BackendCrash
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.session import context
+from acl_conformance.conformance.session.context import Suite
+from acl_conformance.conformance.session.suite_command import suite_command
 
 VAR = "g_u32"
 

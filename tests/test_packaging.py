@@ -76,7 +76,7 @@ def test_console_script_declared(wheel: Path) -> None:
     zf = zipfile.ZipFile(wheel)
     (ep,) = [n for n in zf.namelist() if n.endswith("entry_points.txt")]
     text = zf.read(ep).decode()
-    assert "acl-conformance = acl_conformance.conformance.cli:main" in text
+    assert "acl-conformance = acl_conformance.conformance.command_line.cli:main" in text
 
 
 def test_the_folder_mapping_is_stated_once() -> None:
@@ -138,6 +138,6 @@ def test_report_schema_and_build_info_are_in_the_wheel(wheel: Path) -> None:
 
 def test_reproducer_prelude_is_in_the_wheel(wheel: Path) -> None:
     zf = zipfile.ZipFile(wheel)
-    name = "acl_conformance/conformance/reproducer_prelude.c"
+    name = "acl_conformance/conformance/traces/reproducer_prelude.c"
     assert name in set(zf.namelist())
-    assert zf.read(name) == (ROOT / "conformance" / "reproducer_prelude.c").read_bytes()
+    assert zf.read(name) == (ROOT / "conformance" / "traces" / "reproducer_prelude.c").read_bytes()

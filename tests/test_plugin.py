@@ -10,7 +10,7 @@ from plugin_support import write_fake_module
 
 SUITE_LIKE = """
 import pytest
-from acl_conformance.conformance import ops
+from acl_conformance.conformance.authoring import ops
 
 @pytest.mark.requirement({ids})
 def test_copy(harness):
@@ -166,7 +166,7 @@ def test_not_supported_from_the_test_body_is_not_supported_too(
     write_fake_module(
         pytester,
         "import pytest\n"
-        "from acl_conformance.conformance.results import NOT_SUPPORTED\n"
+        "from acl_conformance.conformance.gating.results import NOT_SUPPORTED\n"
         "@pytest.mark.requirement('STREAM-NULL-DEFAULT')\n"
         "def test_body(harness):\n"
         "    pytest.skip(f'{NOT_SUPPORTED}the backend declares no default stream')\n"
@@ -182,7 +182,7 @@ def test_not_supported_from_the_test_body_is_not_supported_too(
 
 RERUN = """
 import pytest
-from acl_conformance.conformance import ops
+from acl_conformance.conformance.authoring import ops
 
 @pytest.mark.requirement("KIND-ACCEPTED", "EFFECT-BYTES")
 def test_copy(harness, acl_suite):
@@ -250,7 +250,7 @@ def test_a_failure_found_again_is_known_and_cites_its_first_finder(
 
 DECLINES = """
 import pytest
-from acl_conformance.conformance import ops
+from acl_conformance.conformance.authoring import ops
 
 @pytest.mark.requirement("HYGIENE-NO-WRITE")
 def test_rejected_kind(harness):
@@ -279,7 +279,7 @@ MACHINES = """
 import pytest
 from hypothesis import settings
 from hypothesis.stateful import rule
-from acl_conformance.conformance import ops
+from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.machines.common import HarnessMachine
 
 class Listed(HarnessMachine):
@@ -381,7 +381,7 @@ import json, os
 import pytest
 from hypothesis import given, strategies as st
 from hypothesis.stateful import rule
-from acl_conformance.conformance import context
+from acl_conformance.conformance.session import context
 from acl_conformance.conformance.machines.common import HarnessMachine
 from acl_conformance.conformance.suite.test_machines import shards
 

@@ -11,7 +11,7 @@ from plugin_support import write_fake_module
 
 TWO_TESTS = """
 import pytest
-from acl_conformance.conformance import ops
+from acl_conformance.conformance.authoring import ops
 
 @pytest.mark.requirement("KIND-ACCEPTED")
 def test_copy(harness):

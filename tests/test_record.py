@@ -17,9 +17,9 @@ from acl_conformance.adapters.base import CONTRACT_CALLS
 from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.traced import Traced
-from acl_conformance.conformance import failure
-from acl_conformance.conformance import trace
-from acl_conformance.conformance import trace_schema
+from acl_conformance.conformance.harness import failure
+from acl_conformance.conformance.traces import trace
+from acl_conformance.conformance.traces import trace_schema
 from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.calls import output_names

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from acl_conformance import reports
-from acl_conformance.conformance import results
+from acl_conformance.conformance.gating import results
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -18,7 +18,7 @@ from test_reports import _test
 from test_reports import _validate
 
 from acl_conformance import reports
-from acl_conformance.conformance import results
+from acl_conformance.conformance.gating import results
 
 SELECTED = ["KIND-ACCEPTED", "KIND-REJECTED", "BOUNDS-END-EXACT", "EFFECT-BYTES"]
 

@@ -13,9 +13,9 @@ from cann_support import compile_program
 from world import expect
 from world import observe_now
 
-from acl_conformance.conformance import reproducer
-from acl_conformance.conformance.handles import Handles
-from acl_conformance.conformance.trace import Trace
+from acl_conformance.conformance.harness.handles import Handles
+from acl_conformance.conformance.traces import reproducer
+from acl_conformance.conformance.traces.trace import Trace
 from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl.calls import CALLS
@@ -203,7 +203,7 @@ def test_a_program_with_every_call_compiles_warning_free(tmp_path: Path) -> None
 def test_the_c_signature_of_a_call_is_spelled_only_in_the_table() -> None:
     """The reproducer writes calls through render_call: no ACL function is called by name
     in its modules (the prelude's helpers and libc aside)."""
-    modules = [*ROOT.glob("conformance/reproducer*.py"), ROOT / "conformance/handles.py"]
+    modules = [*ROOT.glob("conformance/reproducer*.py"), ROOT / "conformance/harness/handles.py"]
     for path in modules:
         text = path.read_text()
         for spec in CALLS.values():

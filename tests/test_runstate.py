@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acl_conformance.conformance.runstate import RunState
+from acl_conformance.conformance.harness.runstate import RunState
 
 
 def test_a_clear_failure_is_masked(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from acl_conformance import reports
-from acl_conformance.conformance import runner
+from acl_conformance.conformance.command_line import runner
 from acl_conformance.reports import aggregate
 from acl_conformance.reports import html
 from acl_conformance.reports import markdown

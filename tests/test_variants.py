@@ -1,7 +1,7 @@
 """The suite's proof of power: every mutant is caught, every legal variant passes.
 
 Each (variant, profile) pair runs the suite in a pytest process of its own
-(see acl_conformance.conformance.selfcheck): here a mutant runs the tests of the
+(see acl_conformance.conformance.command_line.selfcheck): here a mutant runs the tests of the
 requirement it breaks under the ci profile (the targeted mode), and must fail one
 of them citing that requirement; a combination of bugs runs the whole suite and
 must fail exactly its requirements; a legal variant runs the whole suite and must
@@ -21,7 +21,7 @@ import pytest
 
 from acl_conformance.adapters.variants import BY_NAME
 from acl_conformance.adapters.variants import CATALOGUE
-from acl_conformance.conformance import selfcheck
+from acl_conformance.conformance.command_line import selfcheck
 from acl_conformance.reference_impl.catalogue import BY_ID
 
 ELSEWHERE = {

@@ -12,13 +12,13 @@ Isolation: state a backend keeps from call to call (a per-process table that fil
 leak, a counter) must not fail a later test, and on a real device an agent costs a
 context and a first device query to start.  The default, ``reset``, keeps one agent per
 worker and has the suite bring it back to a known state after every harness through the
-ACL calls (``conformance/reset.py``: what the example made released, the variables it
+ACL calls (``conformance/harness/reset.py``: what the example made released, the variables it
 wrote rewritten to the bytes first read from this agent and read back, device 0
 current).  A fresh agent starts after a crash, a timeout or a failed reset, for a test
 that asks for a pristine backend, and for a test attempt that failed on the reused agent:
 it runs again with a fresh agent per example, and if it passes there the failure was
 leftover state, the test passes ("recovered by a fresh agent") and the worker takes a
-fresh agent per example for the rest of the run (``conformance/attempts.py``).
+fresh agent per example for the rest of the run (``conformance/session/attempts.py``).
 ``example`` starts a fresh agent for every harness, ``test`` one per test (state still
 crosses examples and shrink steps), ``run`` one per worker with no reset (the cheapest,
 the least isolated, and it starts no spare).  :mod:`.pool` keeps fresh agents cheap: for

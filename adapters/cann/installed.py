@@ -45,7 +45,7 @@ def command(agent: str, extra: Sequence[str]) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "acl_conformance.conformance.cli",
+        "acl_conformance.conformance.command_line.cli",
         "run",
         "--adapter",
         "cann",

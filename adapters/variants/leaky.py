@@ -4,7 +4,7 @@ suite that lets one instance serve many harnesses meets what the earlier ones le
 They declare ``isolation = "reset"``, as the ``cann`` adapter does by default: the suite
 resets one instance between harnesses and must not fail them for the leftovers (issue
 10's rule): a failure on a reused instance is run again on fresh ones, and the run is
-recovered (``conformance/attempts.py``).
+recovered (``conformance/session/attempts.py``).
 """
 
 from __future__ import annotations

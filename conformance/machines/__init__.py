@@ -11,4 +11,7 @@
 Return codes are compared at every step (the harness); device bytes at every
 observation.  Each copy carries a byte pattern no other copy has, so a
 diagnosis names the copy whose bytes it saw.
+
+May import: reference_impl, adapters, conformance.harness, conformance.authoring,
+conformance.session.
 """

@@ -11,11 +11,11 @@ from typing import TypeVar
 
 from hypothesis.stateful import RuleBasedStateMachine
 
-from acl_conformance.conformance import context
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import Declined
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.failure import Declined
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.harness import HostBuffer
+from acl_conformance.conformance.session import context
 
 F = TypeVar("F", bound=Callable[..., None])
 

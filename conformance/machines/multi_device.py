@@ -8,8 +8,8 @@ from hypothesis.stateful import initialize
 from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import HostBuffer
 
 from .common import HarnessMachine
 from .common import StreamRef

@@ -11,9 +11,9 @@ from hypothesis.stateful import multiple
 from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
-from acl_conformance.conformance import defects
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import HostBuffer
 
 from .common import HarnessMachine
 from .common import declinable
@@ -23,7 +23,7 @@ MAX_STREAMS = 4
 MAX_BUFFERS = 6
 MAX_READS = 4
 DEFECTS = (*(d.name for d in defects.for_call(defects.TO_ASYNC)), "count 0")
-"""Every defect of the table (conformance/defects.py), and a count of 0."""
+"""Every defect of the table (conformance/authoring/defects.py), and a count of 0."""
 
 
 class SingleDeviceMachine(HarnessMachine):

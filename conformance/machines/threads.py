@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize
 from hypothesis.stateful import rule
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import ConformanceFailure
-from acl_conformance.conformance.failure import Declined
-from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.failure import ConformanceFailure
+from acl_conformance.conformance.harness.failure import Declined
+from acl_conformance.conformance.harness.harness import HostBuffer
 
 from .common import HarnessMachine
 from .common import declinable

@@ -21,6 +21,9 @@ modules' hooks and fixtures are imported here (pytest looks them up by name); th
 hooks that need an object of their own (more than one implementation of a hook,
 pytest-xdist's optional hooks, the heartbeat, the collector of the results, whose hook is
 given no config) are registered by ``pytest_configure``.
+
+May import: reference_impl, adapters, reports, conformance.harness, conformance.gating,
+conformance.session, conformance.traces.
 """
 
 from __future__ import annotations

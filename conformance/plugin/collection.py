@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from acl_conformance.conformance import results
+from acl_conformance.conformance.gating import results
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import for_profile
 

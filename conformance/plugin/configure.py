@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
-from acl_conformance.conformance import context
-from acl_conformance.conformance import settings
-from acl_conformance.conformance.expectations import EXPECTATIONS
-from acl_conformance.conformance.expectations import FLAKES
-from acl_conformance.conformance.expectations import SKIPS
-from acl_conformance.conformance.expectations import Expectations
-from acl_conformance.conformance.expectations import ExpectationsError
-from acl_conformance.conformance.runstate import RunState
+from acl_conformance.conformance.gating.expectations import EXPECTATIONS
+from acl_conformance.conformance.gating.expectations import FLAKES
+from acl_conformance.conformance.gating.expectations import SKIPS
+from acl_conformance.conformance.gating.expectations import Expectations
+from acl_conformance.conformance.gating.expectations import ExpectationsError
+from acl_conformance.conformance.harness.runstate import RunState
+from acl_conformance.conformance.session import context
+from acl_conformance.conformance.session import settings
 
 from . import shared
 from .collection import Ordering

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import settings
-from acl_conformance.conformance.adapter_options import parse as parse_key_values
+from acl_conformance.conformance.session import settings
+from acl_conformance.conformance.session.adapter_options import parse as parse_key_values
 from acl_conformance.reference_impl.catalogue import PROFILES
 
 from . import shared

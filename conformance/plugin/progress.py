@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from acl_conformance.conformance import results
+from acl_conformance.conformance.gating import results
 
 
 class Progress:

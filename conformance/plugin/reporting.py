@@ -12,21 +12,21 @@ from typing import Any
 
 import pytest
 
-from acl_conformance.conformance import attempts
-from acl_conformance.conformance import context
-from acl_conformance.conformance import results
-from acl_conformance.conformance import trace
-from acl_conformance.conformance.failure import DECLINED
-from acl_conformance.conformance.failure import EXPECTED
-from acl_conformance.conformance.failure import KNOWN
-from acl_conformance.conformance.failure import BackendCrash
-from acl_conformance.conformance.failure import BackendTimeout
-from acl_conformance.conformance.failure import ConformanceFailure
-from acl_conformance.conformance.failure import Declined
-from acl_conformance.conformance.failure import ExpectedFailure
-from acl_conformance.conformance.failure import KnownFailure
-from acl_conformance.conformance.replay import recheck
-from acl_conformance.conformance.trace import TRACE_FORMAT
+from acl_conformance.conformance.gating import results
+from acl_conformance.conformance.harness.failure import DECLINED
+from acl_conformance.conformance.harness.failure import EXPECTED
+from acl_conformance.conformance.harness.failure import KNOWN
+from acl_conformance.conformance.harness.failure import BackendCrash
+from acl_conformance.conformance.harness.failure import BackendTimeout
+from acl_conformance.conformance.harness.failure import ConformanceFailure
+from acl_conformance.conformance.harness.failure import Declined
+from acl_conformance.conformance.harness.failure import ExpectedFailure
+from acl_conformance.conformance.harness.failure import KnownFailure
+from acl_conformance.conformance.session import attempts
+from acl_conformance.conformance.session import context
+from acl_conformance.conformance.traces import trace
+from acl_conformance.conformance.traces.replay import recheck
+from acl_conformance.conformance.traces.trace import TRACE_FORMAT
 from acl_conformance.reports.status import Status
 
 from . import shared

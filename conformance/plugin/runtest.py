@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from acl_conformance.conformance import attempts
-from acl_conformance.conformance import context
-from acl_conformance.conformance import results
-from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.gating import results
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.session import attempts
+from acl_conformance.conformance.session import context
 from acl_conformance.reference_impl.evidence import Evidence
 
 from . import shared

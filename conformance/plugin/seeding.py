@@ -11,7 +11,7 @@ import hypothesis
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine
 
-from acl_conformance.conformance import settings
+from acl_conformance.conformance.session import settings
 
 from .shared import name_in_file
 from .shared import suite_id

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
-from acl_conformance.conformance import context
-from acl_conformance.conformance import results
-from acl_conformance.conformance.expectations import Expectations
-from acl_conformance.conformance.expectations import short_id
+from acl_conformance.conformance.gating import results
+from acl_conformance.conformance.gating.expectations import Expectations
+from acl_conformance.conformance.gating.expectations import short_id
+from acl_conformance.conformance.session import context
 from acl_conformance.reports.status import Status
 
 from . import shared

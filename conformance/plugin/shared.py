@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from acl_conformance.conformance import context
-from acl_conformance.conformance import settings
-from acl_conformance.conformance.expectations import Expectations
-from acl_conformance.conformance.expectations import id_from_file
+from acl_conformance.conformance.gating.expectations import Expectations
+from acl_conformance.conformance.gating.expectations import id_from_file
+from acl_conformance.conformance.session import context
+from acl_conformance.conformance.session import settings
 
 SUITE_PACKAGE = "acl_conformance.conformance.suite"
 SUITE_DIR = Path(__file__).resolve().parent.parent / "suite"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from acl_conformance.conformance.runstate import RunState
+from acl_conformance.conformance.harness.runstate import RunState
 
 ITEMS = pytest.StashKey[dict[str, list[Any]]]()
 """On the controller's config: each test's suite id and requirements, by node id."""

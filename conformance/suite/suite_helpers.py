@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from acl_conformance.conformance import defects
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.context import FIXTURES_NEEDED
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.harness import HostBuffer
+from acl_conformance.conformance.session.context import FIXTURES_NEEDED
 from acl_conformance.reference_impl.constants import StreamStatus
 from acl_conformance.reference_impl.record import CallRecord
 
@@ -93,7 +93,7 @@ def copy_and_synchronize(
 
 
 def apply_defects(args: dict[str, Any], site: defects.Site, *names: str) -> dict[str, Any]:
-    """``args`` with each named defect of the table (conformance/defects.py) applied in turn."""
+    """``args`` with each named defect of the table (conformance/authoring/defects.py) applied in turn."""
     for name in names:
         args = defects.BY_NAME[name].apply(args, site)
     return args

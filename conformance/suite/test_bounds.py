@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acl_conformance.conformance import defects
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.context import Suite
-from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.session.context import Suite
 from acl_conformance.conformance.suite.suite_helpers import ALL_VARS
 from acl_conformance.conformance.suite.suite_helpers import SMALL_VARS
 from acl_conformance.conformance.suite.suite_helpers import apply_defects

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.failure import ConformanceFailure
-from acl_conformance.conformance.failure import Declined
-from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.failure import ConformanceFailure
+from acl_conformance.conformance.harness.failure import Declined
+from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.suite.suite_helpers import MEMORIES
 from acl_conformance.conformance.suite.suite_helpers import pattern_buffer
 

@@ -1,6 +1,6 @@
 """Failure hygiene: a rejected call writes nothing, enqueues nothing, and the stream still works.
 
-Every defect of the table (conformance/defects.py) on every call it applies to: the
+Every defect of the table (conformance/authoring/defects.py) on every call it applies to: the
 call is rejected, no byte of the variable or of the host buffer changes, the stream
 stays complete, and everything on it still behaves afterwards (copies, reads,
 queries, synchronisations, events).
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import defects
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.results import NOT_SUPPORTED
+from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.gating.results import NOT_SUPPORTED
+from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.suite.suite_helpers import MEMORIES
 from acl_conformance.conformance.suite.suite_helpers import apply_defects
 from acl_conformance.conformance.suite.suite_helpers import host_buffer

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.context import Suite
-from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.session.context import Suite
 from acl_conformance.conformance.suite.suite_helpers import MEMORIES
 from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
 from acl_conformance.conformance.suite.suite_helpers import pattern_buffer

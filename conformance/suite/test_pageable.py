@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.results import NOT_SUPPORTED
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.gating.results import NOT_SUPPORTED
+from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.suite.suite_helpers import gate_opened_later
 from acl_conformance.conformance.suite.suite_helpers import returned_while_closed
 

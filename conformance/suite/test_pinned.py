@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.harness import HostBuffer
 from acl_conformance.conformance.suite.suite_helpers import PAGE
 from acl_conformance.conformance.suite.suite_helpers import first_page
 from acl_conformance.conformance.suite.suite_helpers import gate_opened_later

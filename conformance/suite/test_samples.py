@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import Harness
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import Harness
 
 VAR = "g_arr256"
 

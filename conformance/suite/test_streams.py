@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.results import NOT_SUPPORTED
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.gating.results import NOT_SUPPORTED
+from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.suite.suite_helpers import MEMORIES
 from acl_conformance.conformance.suite.suite_helpers import assert_held
 from acl_conformance.conformance.suite.suite_helpers import host_buffer

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from acl_conformance.conformance import defects
-from acl_conformance.conformance import ops
-from acl_conformance.conformance.harness import Harness
-from acl_conformance.conformance.harness import HostBuffer
+from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.harness import HostBuffer
 from acl_conformance.conformance.suite.suite_helpers import ALL_VARS
 from acl_conformance.conformance.suite.suite_helpers import MEMORIES
 from acl_conformance.conformance.suite.suite_helpers import apply_defects

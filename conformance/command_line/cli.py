@@ -22,12 +22,12 @@ from typing import Any
 from typing import NoReturn
 
 from acl_conformance import __version__
+from acl_conformance.conformance.session import settings
+from acl_conformance.conformance.session.supervise import Interrupted
 from acl_conformance.reference_impl.catalogue import PROFILES
 
 from . import commands
 from . import runner
-from . import settings
-from .supervise import Interrupted
 
 
 class _Given(argparse.Action):

@@ -29,11 +29,11 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
+from acl_conformance.conformance.gating.results import ACL_STATUS
 from acl_conformance.reference_impl.evidence import Evidence
 from acl_conformance.reports.status import Status
 
 from . import context
-from .results import ACL_STATUS
 
 MAX_ATTEMPTS = 5
 MASKS = pytest.StashKey[frozenset[str]]()

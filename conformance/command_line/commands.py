@@ -12,21 +12,21 @@ from pathlib import Path
 
 from acl_conformance import reports
 from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.conformance.session import adapter_options
+from acl_conformance.conformance.session.supervise import Supervisor
+from acl_conformance.conformance.traces import replay
+from acl_conformance.conformance.traces import reproducer
+from acl_conformance.conformance.traces import trace
+from acl_conformance.conformance.traces import trace_schema
 from acl_conformance.reference_impl.catalogue import CATALOGUE
 from acl_conformance.reference_impl.catalogue import PROFILES
 from acl_conformance.reference_impl.catalogue import Requirement
 from acl_conformance.reference_impl.catalogue import for_profile
 
-from . import adapter_options
-from . import replay
-from . import reproducer
 from . import runner
 from . import selfcheck
 from . import staging
-from . import trace
-from . import trace_schema
 from .buildinfo import suite_info
-from .supervise import Supervisor
 
 
 def _requirement_json(r: Requirement, profile: str | None) -> dict[str, object]:

@@ -24,7 +24,8 @@ from typing import Any
 
 from acl_conformance.reference_impl.record import CallRecord
 
-from .trace import HOST_POINTER_ARGS
+HOST_POINTER_ARGS = ("src", "dst", "ptr", "host_ptr")
+"""The arguments of the calls that are host addresses (mapped onto the run's buffers)."""
 
 CREATES: Mapping[str, tuple[str, str]] = {
     "create_stream": ("stream", "stream"),

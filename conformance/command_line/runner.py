@@ -31,20 +31,20 @@ from typing import Any
 from typing import TextIO
 
 from acl_conformance import reports
+from acl_conformance.conformance.gating import results as results_doc
+from acl_conformance.conformance.gating.expectations import Expectations
+from acl_conformance.conformance.gating.expectations import ExpectationsError
+from acl_conformance.conformance.session import adapter_options
+from acl_conformance.conformance.session.suite_command import suite_command
+from acl_conformance.conformance.session.supervise import Interrupted
+from acl_conformance.conformance.session.supervise import Supervisor
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import PROFILES
 from acl_conformance.reports.status import SHOWN
 from acl_conformance.reports.status import Status
 
-from . import adapter_options
-from . import results as results_doc
 from . import staging
 from .buildinfo import suite_info
-from .expectations import Expectations
-from .expectations import ExpectationsError
-from .suite_command import suite_command
-from .supervise import Interrupted
-from .supervise import Supervisor
 
 DEFAULT_REPORT_DIR = "acl-conformance-report"
 

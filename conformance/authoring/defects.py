@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.harness import HostBuffer
 from acl_conformance.reference_impl.constants import SIZE_MAX
 
 from . import ops
-from .harness import Harness
-from .harness import HostBuffer
 
 TO_ASYNC = "memcpy_to_symbol_async"
 TO_SYNC = "memcpy_to_symbol"

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from importlib import resources
 
 from acl_conformance import __version__
+from acl_conformance.conformance.authoring.fixture_pattern import c_expression
+from acl_conformance.conformance.authoring.fixture_pattern import fixture_pattern
 from acl_conformance.reference_impl.calls import NameOf
 from acl_conformance.reference_impl.calls import render_call
 from acl_conformance.reference_impl.constants import MemcpyKind
 
-from .fixture_pattern import c_expression
-from .fixture_pattern import fixture_pattern
 from .reproducer_program import Program
 from .trace import Trace
 

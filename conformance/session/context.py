@@ -43,15 +43,15 @@ from typing import TypeVar
 from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.registry import resolve
 from acl_conformance.adapters.traced import Traced
+from acl_conformance.conformance.harness import reset
+from acl_conformance.conformance.harness.failure import BackendCrash
+from acl_conformance.conformance.harness.failure import BackendTimeout
+from acl_conformance.conformance.harness.failure import Declined
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.runstate import RunState
 from acl_conformance.reference_impl.evidence import Evidence
 
-from . import reset
 from . import settings
-from .failure import BackendCrash
-from .failure import BackendTimeout
-from .failure import Declined
-from .harness import Harness
-from .runstate import RunState
 
 T = TypeVar("T")
 

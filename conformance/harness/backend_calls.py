@@ -28,6 +28,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 
+CALL_TIMEOUT_SECONDS = 60.0
+"""How long one call into the backend may take before it is reported as TIMEOUT, unless
+the run says otherwise (``--acl-call-timeout``)."""
+
 _C_RANGES = {
     "size_t": (0, SIZE_MAX),
     "uint64_t": (0, SIZE_MAX),

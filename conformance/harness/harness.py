@@ -46,9 +46,9 @@ from acl_conformance.reference_impl.evidence import Evidence
 from acl_conformance.reference_impl.record import CallRecord
 
 from . import gates
-from . import settings
 from . import teardown
 from . import verdicts
+from .backend_calls import CALL_TIMEOUT_SECONDS
 from .backend_calls import D2H
 from .backend_calls import Written
 from .backend_calls import check_c_ranges
@@ -97,7 +97,7 @@ class Harness:
         adapter: Adapter,
         profile: str,
         *,
-        call_timeout: float = settings.CALL_TIMEOUT_SECONDS,
+        call_timeout: float = CALL_TIMEOUT_SECONDS,
         model_capabilities: Capabilities | None = None,
         evidence: Evidence | None = None,
         masks: frozenset[str] = frozenset(),

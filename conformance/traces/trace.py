@@ -29,8 +29,6 @@ from acl_conformance.reference_impl.record import CallRecord
 TRACE_FORMAT = "acl-conformance-trace/1"
 """The format (and its version) a trace file names; ``trace_schema.py`` describes it."""
 
-HOST_POINTER_ARGS = ("src", "dst", "ptr", "host_ptr")
-
 
 class TraceError(Exception):
     """A trace file that cannot be used; the message is one line naming the file."""

@@ -39,10 +39,9 @@ from typing import Any
 
 from acl_conformance.adapters.variants import CATALOGUE
 from acl_conformance.adapters.variants import Variant
+from acl_conformance.conformance.session.suite_command import suite_command
+from acl_conformance.conformance.session.supervise import Supervisor
 from acl_conformance.reports.status import Status
-
-from .suite_command import suite_command
-from .supervise import Supervisor
 
 ADAPTER = "acl_conformance.adapters.variants:variant"
 

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from typing import Any
 from typing import TextIO
 
+from acl_conformance.conformance.harness.failure import BackendCrash
+from acl_conformance.conformance.harness.failure import ConformanceFailure
+from acl_conformance.conformance.harness.handles import Handles
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.session import context
+from acl_conformance.conformance.session import settings
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.record import CallRecord
 
-from . import context
-from . import settings
-from .failure import BackendCrash
-from .failure import ConformanceFailure
-from .handles import Handles
-from .harness import Harness
 from .trace import Trace
 from .trace import opened_during
 

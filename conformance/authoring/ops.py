@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.harness import HostBuffer
 from acl_conformance.reference_impl.constants import MemcpyKind
 from acl_conformance.reference_impl.record import CallRecord
-
-from .harness import Harness
-from .harness import HostBuffer
 
 H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)

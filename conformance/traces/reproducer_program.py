@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from acl_conformance.conformance.harness.handles import CREATES
+from acl_conformance.conformance.harness.handles import HANDLE_TYPES
+from acl_conformance.conformance.harness.handles import Handles
 from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.calls import Param
 from acl_conformance.reference_impl.calls import render_call
@@ -19,9 +22,6 @@ from acl_conformance.reference_impl.calls import render_value
 from acl_conformance.reference_impl.outcome import Outcome
 from acl_conformance.reference_impl.record import CallRecord
 
-from .handles import CREATES
-from .handles import HANDLE_TYPES
-from .handles import Handles
 from .trace import Trace
 
 EMBED_LIMIT = 8 << 20

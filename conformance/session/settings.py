@@ -18,11 +18,12 @@ from hypothesis import HealthCheck
 from hypothesis import Phase
 from hypothesis import settings
 
-PROFILE_NAMES = ("ci", "dev", "thorough")
+# re-exported: the command lines take their default from here
+from acl_conformance.conformance.harness.backend_calls import (
+    CALL_TIMEOUT_SECONDS as CALL_TIMEOUT_SECONDS,
+)
 
-CALL_TIMEOUT_SECONDS = 60.0
-"""How long one call into the backend may take before it is reported as TIMEOUT, unless
-the run says otherwise (``--acl-call-timeout``)."""
+PROFILE_NAMES = ("ci", "dev", "thorough")
 
 CALL_TIMEOUT_OPTION: dict[str, object] = dict(
     type=float,

@@ -287,34 +287,35 @@ def _write_trace(item: pytest.Item, doc: dict[str, Any]) -> str | None:
 _GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)
 
 
-def _stop(exc: BaseException | None) -> BaseException | None:
-    """The suite's own stop (a known or expected failure, a declined step) behind ``exc``
-    (asked only when no failure of the suite's own is behind it)."""
+_STOPS = (KnownFailure, ExpectedFailure, Declined)
+_FAILURES = (ConformanceFailure, BackendCrash)
+
+
+def _find(
+    exc: BaseException | None, kinds: tuple[type[BaseException], ...]
+) -> BaseException | None:
+    """The first exception of ``kinds`` behind ``exc``: in its causes and contexts, and in
+    the members of exception groups (what Hypothesis and pytest wrap it in)."""
     seen = 0
     while exc is not None and seen < 10:
-        if isinstance(exc, (KnownFailure, ExpectedFailure, Declined)):
+        if isinstance(exc, kinds):
             return exc
         if _GROUP is not None and isinstance(exc, _GROUP):
             for sub in exc.exceptions:
-                found = _stop(sub)
+                found = _find(sub, kinds)
                 if found is not None:
                     return found
         exc = exc.__cause__ or exc.__context__
         seen += 1
     return None
+
+
+def _stop(exc: BaseException | None) -> BaseException | None:
+    """The suite's own stop (a known or expected failure, a declined step) behind ``exc``
+    (asked only when no failure of the suite's own is behind it)."""
+    return _find(exc, _STOPS)
 
 
 def _unwrap(exc: BaseException | None) -> BaseException | None:
     """The suite's own failure inside whatever Hypothesis or pytest wrapped it in."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, (ConformanceFailure, BackendCrash)):
-            return exc
-        if _GROUP is not None and isinstance(exc, _GROUP):
-            for sub in exc.exceptions:
-                found = _unwrap(sub)
-                if found is not None:
-                    return found
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return None
+    return _find(exc, _FAILURES)

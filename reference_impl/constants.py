@@ -91,6 +91,14 @@ class MemcpyKind(IntEnum):
     ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
 
 
+H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
+"""Short for ACL_MEMCPY_HOST_TO_DEVICE (the only meaning of H2D in the suite)."""
+D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
+"""Short for ACL_MEMCPY_DEVICE_TO_HOST."""
+DEFAULT = int(MemcpyKind.ACL_MEMCPY_DEFAULT)
+"""Short for ACL_MEMCPY_DEFAULT."""
+
+
 def kind_name(kind: int) -> str:
     """The enumerator name of ``kind``, or a C cast for values outside the enum."""
     try:

@@ -113,7 +113,7 @@ def test_an_ambiguous_failure_names_its_other_reading_and_meets_its_expectation(
             "STREAM-NULL-DEFAULT",
             ("BOUNDS-END-EXACT",),
         )
-        h.expected["BOUNDS-END-EXACT"] = ("BOUNDS-END-EXACT", "BOUNDS-END-EXACT: known")
+        h.triage.expected["BOUNDS-END-EXACT"] = ("BOUNDS-END-EXACT", "BOUNDS-END-EXACT: known")
         with pytest.raises(ExpectedFailure) as known:
             ops.to_symbol_async(h, "g_u8", src, count=1, stream=0)
         assert known.value.key == "BOUNDS-END-EXACT"
@@ -121,9 +121,11 @@ def test_an_ambiguous_failure_names_its_other_reading_and_meets_its_expectation(
         assert under.also == ("STREAM-NULL-DEFAULT", "BOUNDS-END-EXACT")
         # charged to the threads, it is the known failure of any of them
         assert isinstance(h.classify(under), ExpectedFailure)
-        h.expected = {"CONCURRENCY-THREADS": ("CONCURRENCY-THREADS", "CONCURRENCY-THREADS: x")}
+        h.triage.expected = {
+            "CONCURRENCY-THREADS": ("CONCURRENCY-THREADS", "CONCURRENCY-THREADS: x")
+        }
         assert isinstance(h.classify(under), ExpectedFailure)
-        h.expected = {}
+        h.triage.expected = {}
         own = h.classify(under)
         assert isinstance(own, ConformanceFailure) and own.requirement == "CONCURRENCY-THREADS"
         # one exception type per identity: Hypothesis tells distinct failures apart
@@ -311,7 +313,7 @@ def test_a_closed_gate_holding_another_streams_open_gate_is_judged_legal(profile
             assert h.call("stream_query", stream=s2)["status"] == 1  # NOT_READY
             h.watch("g_arr256", 0.05)
             r = ops.sync(h, s2)
-            assert r.ok and set(h.gates) <= r.gates_open  # released, not timed out
+            assert r.ok and set(h.gates.launched) <= r.gates_open  # released, not timed out
             assert h.observe("g_arr256")[:16] == ops.pattern(5, 16)
     finally:
         h.close()
@@ -338,7 +340,6 @@ def test_a_free_that_waits_for_the_device_is_released_and_judged(call: str) -> N
                 ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)
             if call == "free_host":
                 r = h.call("free_host", host_ptr=src.address)
-                h.buffers.remove(src)
             else:
                 r = h.call("host_unregister", ptr=ptr)
             assert r.ok and g in r.gates_open  # released, not timed out

@@ -171,11 +171,6 @@ def describe(graph: dict[str, dict[str, int]], circle: list[str]) -> str:
 PACKAGES = sorted(
     {m.split(".")[1] for m in MODULES if m.count(".") >= 1 and m.split(".")[1] != "__main__"}
 )
-XFAIL = {
-    "conformance": pytest.mark.xfail(
-        strict=True, reason="conformance/harness cycle: issue 20, in progress"
-    ),
-}
 
 
 def test_the_graph_is_found() -> None:
@@ -216,9 +211,7 @@ def test_a_circle_is_found_and_named() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    "package", [pytest.param(p, marks=XFAIL.get(p, ())) for p in [*PACKAGES, NAMESPACE]]
-)
+@pytest.mark.parametrize("package", [*PACKAGES, NAMESPACE])
 def test_no_import_circle(package: str) -> None:
     """No circle passes through a module of ``package`` (``acl_conformance``: the root)."""
     graph = import_graph()

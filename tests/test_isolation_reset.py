@@ -45,9 +45,10 @@ from reset_support import counting_env
 from acl_conformance.adapters.base import CallTimeout
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness import reset
-from acl_conformance.conformance.harness.backend_calls import Written
 from acl_conformance.conformance.harness.failure import BackendCrash
 from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.ledger import Ledger
+from acl_conformance.conformance.harness.ledger import Written
 from acl_conformance.conformance.session import context
 from acl_conformance.conformance.session.context import Suite
 from acl_conformance.conformance.session.suite_command import suite_command
@@ -142,26 +143,24 @@ def test_only_what_was_written_is_rewritten(suite: Suite, monkeypatch: pytest.Mo
 
 def test_the_plan_rewrites_what_accepted_copies_may_have_written(suite: Suite) -> None:
     with suite.harness() as h:
-        f = {name: v.address for name, v in h.fixtures.items()}
-        h.devices_used.add(1)
-        h.writes[:] = [
-            Written(0, f["g_arr4k"], 10, 5),
-            Written(0, f["g_arr4k"], 12, 8),  # overlaps the first: joined
-            Written(0, f["g_arr4k"], 20, 4),  # touches them: joined
-            Written(0, f["g_arr4k"], 100, 1),
-            Written(1, f["g_u32"], 0, 4),
-            Written(None, f["g_u8"], 0, 1),  # the device is not known: every device used
-        ]
-        exact = reset.plan(h)
-        h.writes[:] = [Written(0, f["g_arr4k"], 2 * k, 1) for k in range(reset.MAX_RANGES + 1)]
-        spanned = reset.plan(h)
-        h.writes[:] = [Written(1, f["g_arr4k"] + 8, 0, 4)]  # not a variable's start
-        stray = reset.plan(h)
-        h.writes[:] = [Written(0, f["g_arr4k"], 4090, 8)]  # past its end
-        past = reset.plan(h)
-        sizes = {name: v.size for name, v in h.fixtures.items()}
-        h.writes.clear()
-        h.devices_used.discard(1)
+        fixtures = h.fixtures
+    f = {name: v.address for name, v in fixtures.items()}
+    sizes = {name: v.size for name, v in fixtures.items()}
+
+    def plan(*writes: Written) -> reset.Ranges:
+        return reset.plan(Ledger(devices_used={0, 1}, writes=list(writes)), fixtures)
+
+    exact = plan(
+        Written(0, f["g_arr4k"], 10, 5),
+        Written(0, f["g_arr4k"], 12, 8),  # overlaps the first: joined
+        Written(0, f["g_arr4k"], 20, 4),  # touches them: joined
+        Written(0, f["g_arr4k"], 100, 1),
+        Written(1, f["g_u32"], 0, 4),
+        Written(None, f["g_u8"], 0, 1),  # the device is not known: every device used
+    )
+    spanned = plan(*[Written(0, f["g_arr4k"], 2 * k, 1) for k in range(reset.MAX_RANGES + 1)])
+    stray = plan(Written(1, f["g_arr4k"] + 8, 0, 4))  # not a variable's start
+    past = plan(Written(0, f["g_arr4k"], 4090, 8))  # past its end
     assert exact == {
         (0, "g_arr4k"): [(10, 24), (100, 101)],
         (1, "g_u32"): [(0, 4)],

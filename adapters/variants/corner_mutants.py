@@ -15,12 +15,13 @@ from typing import Any
 from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
 from acl_conformance.reference_impl.constants import ACL_ERROR_RT_INTERNAL_ERROR
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import DEFAULT
+from acl_conformance.reference_impl.constants import H2D
 from acl_conformance.reference_impl.constants import SIZE_MAX
 from acl_conformance.reference_impl.constants import StreamStatus
 
 from .mutants import _Helpers
 
-H2D, D2H, DEFAULT = 1, 2, 4
 U32 = 1 << 32
 I64 = 1 << 63
 

@@ -10,9 +10,6 @@ import itertools
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 
-H2D, D2H, DEFAULT = 1, 2, 4
-"""The aclrtMemcpyKind values the mutants look at."""
-
 
 class MutantBase(Simulator):
     """Lookups the mutants share (through the contract, so they match the simulator)."""

@@ -12,10 +12,10 @@ from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
 from acl_conformance.reference_impl.constants import ACL_ERROR_RT_SYMBOL_NOT_FOUND
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import D2H
+from acl_conformance.reference_impl.constants import DEFAULT
+from acl_conformance.reference_impl.constants import H2D
 
-from .mutant_base import D2H
-from .mutant_base import DEFAULT
-from .mutant_base import H2D
 from .mutant_base import MutantBase
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import DEFAULT
+from acl_conformance.reference_impl.constants import H2D
 from acl_conformance.reference_impl.constants import SIZE_MAX
 
-from .mutant_base import DEFAULT
-from .mutant_base import H2D
 from .mutant_base import MutantBase
 
 

@@ -11,11 +11,11 @@ import time
 from typing import Any
 
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import DEFAULT
+from acl_conformance.reference_impl.constants import H2D
 from acl_conformance.reference_impl.constants import SIZE_MAX
 from acl_conformance.reference_impl.constants import StreamStatus
 
-from .mutant_base import DEFAULT
-from .mutant_base import H2D
 from .mutant_base import MutantBase
 
 

@@ -58,8 +58,8 @@ def _requirement_block(req_id: str | None, profile: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class FailureEvidence:
-    """What a failure keeps of the test that raised it (the harness gathers it)."""
+class FailureSnapshot:
+    """What a failure keeps of the test that raised it (the harness takes it)."""
 
     profile: str
     trace: list[CallRecord]
@@ -71,32 +71,32 @@ class FailureEvidence:
     capabilities: dict[str, Any]
     invalid_handle: int | None
     """The handle the backend offers as garbage; None if it could not say."""
-    again: Callable[[], FailureEvidence] | None = field(default=None, compare=False)
-    """Gathers the same evidence anew: a failure charged again later (to another
+    again: Callable[[], FailureSnapshot] | None = field(default=None, compare=False)
+    """Takes the same snapshot anew: a failure charged again later (to another
     requirement, once the other host threads are done) shows the calls made by then."""
 
 
-def backend_facts(evidence: FailureEvidence | None) -> dict[str, Any]:
+def backend_facts(snapshot: FailureSnapshot | None) -> dict[str, Any]:
     """The fixture variables, capabilities and invalid handle of the backend, for trace
     files (a replay maps the recorded addresses and handles onto another run's)."""
-    if evidence is None:
+    if snapshot is None:
         return {}
     return {
-        "fixtures": list(evidence.fixtures),
-        "capabilities": dict(evidence.capabilities),
-        "invalid_handle": evidence.invalid_handle,
+        "fixtures": list(snapshot.fixtures),
+        "capabilities": dict(snapshot.capabilities),
+        "invalid_handle": snapshot.invalid_handle,
     }
 
 
-def test_calls(evidence: FailureEvidence) -> list[str]:
+def test_calls(snapshot: FailureSnapshot) -> list[str]:
     """The calls the test made, in C form with their step numbers, without the suite's
     own set-up calls."""
-    return [call.label for call in evidence.history if not call.setup]
+    return [call.label for call in snapshot.history if not call.setup]
 
 
-def _history(evidence: FailureEvidence) -> list[str]:
-    calls = test_calls(evidence)
-    setup = len(evidence.history) - len(calls)
+def _history(snapshot: FailureSnapshot) -> list[str]:
+    calls = test_calls(snapshot)
+    setup = len(snapshot.history) - len(calls)
     shown = calls[-HISTORY_SHOWN:]
     out = ["calls made, in order (C form; #N is the step):"]
     if setup:
@@ -115,23 +115,23 @@ class ConformanceFailure(AssertionError):
     def __init__(
         self,
         violations: list[Violation],
-        evidence: FailureEvidence | None,
+        snapshot: FailureSnapshot | None,
         setup_error: str | None = None,
     ):
         self.violations = violations
-        self.evidence = evidence
-        self.profile = evidence.profile if evidence is not None else "?"
+        self.snapshot = snapshot
+        self.profile = snapshot.profile if snapshot is not None else "?"
         self.requirement = violations[0].requirement if violations else None
         self.also: tuple[str, ...] = violations[0].also if violations else ()
         """Other requirements this failure could equally be charged to."""
-        self.trace: list[CallRecord] = list(evidence.trace) if evidence is not None else []
-        self.history = test_calls(evidence) if evidence is not None else []
-        self.backend = backend_facts(evidence)
+        self.trace: list[CallRecord] = list(snapshot.trace) if snapshot is not None else []
+        self.history = test_calls(snapshot) if snapshot is not None else []
+        self.backend = backend_facts(snapshot)
         self.setup_error = setup_error
         self.by_test = False
         """A check the test made itself (a timing it measured, an order of returns), not
         the model's judgement of a call: replaying the calls does not repeat it."""
-        super().__init__(self._message(evidence))
+        super().__init__(self._message(snapshot))
 
     def under(self, requirement: str, context: str) -> ConformanceFailure:
         """The same failure, charged to ``requirement`` because of how it arose (e.g. only
@@ -146,10 +146,10 @@ class ConformanceFailure(AssertionError):
             details=[f"taken alone the model reads it as [{first.requirement}]", *first.details],
             also=tuple(r for r in (first.requirement, *first.also) if r and r != requirement),
         )
-        evidence = self.evidence
-        if evidence is not None and evidence.again is not None:
-            evidence = evidence.again()
-        return ConformanceFailure([v, *self.violations[1:]], evidence)
+        snapshot = self.snapshot
+        if snapshot is not None and snapshot.again is not None:
+            snapshot = snapshot.again()
+        return ConformanceFailure([v, *self.violations[1:]], snapshot)
 
     @property
     def identity(self) -> str:
@@ -172,11 +172,11 @@ class ConformanceFailure(AssertionError):
         return twin
 
     @classmethod
-    def setup(cls, message: str, evidence: FailureEvidence | None) -> ConformanceFailure:
+    def setup(cls, message: str, snapshot: FailureSnapshot | None) -> ConformanceFailure:
         """A call the suite needs to set up a test failed: reported against no requirement."""
-        return cls([Violation(None, message)], evidence, setup_error=message)
+        return cls([Violation(None, message)], snapshot, setup_error=message)
 
-    def _message(self, evidence: FailureEvidence | None) -> str:
+    def _message(self, snapshot: FailureSnapshot | None) -> str:
         if not self.violations:  # pragma: no cover
             return "conformance failure"
         first = self.violations[0]
@@ -186,8 +186,8 @@ class ConformanceFailure(AssertionError):
         lines += first.details
         for extra in self.violations[1:4]:
             lines.append(f"also: [{extra.requirement}] {extra.message}")
-        if evidence is not None:
-            lines += _history(evidence)
+        if snapshot is not None:
+            lines += _history(snapshot)
         return "\n".join(lines)
 
 
@@ -261,10 +261,10 @@ class Declined(unittest.SkipTest):
 class BackendCrash(Exception):
     """The backend raised, died or became unusable instead of answering (verdict CRASH)."""
 
-    def __init__(self, message: str, evidence: FailureEvidence | None = None):
-        self.trace: list[CallRecord] = list(evidence.trace) if evidence is not None else []
-        self.history = test_calls(evidence) if evidence is not None else []
-        self.backend = backend_facts(evidence)
+    def __init__(self, message: str, snapshot: FailureSnapshot | None = None):
+        self.trace: list[CallRecord] = list(snapshot.trace) if snapshot is not None else []
+        self.history = test_calls(snapshot) if snapshot is not None else []
+        self.backend = backend_facts(snapshot)
         super().__init__(message)
 
 

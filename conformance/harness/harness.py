@@ -6,7 +6,7 @@ A clause test or a state machine never calls the backend directly.  It calls
 1. makes the call on the backend (in the calling thread's own worker thread,
    with a time limit, so a hanging backend yields TIMEOUT instead of a hung
    run; each logical host thread keeps its own OS thread because ACL contexts
-   are per thread: ``backend_calls.py``, ``workers.py``),
+   are per thread: ``backend_calls.BackendCalls``, ``workers.py``),
 2. reads back what a read wrote, and
 3. then, once the backend has answered, has the model judge the call's record
    (``reference_impl.step.judge``: what the profile allows, the answer, and the
@@ -14,14 +14,20 @@ A clause test or a state machine never calls the backend directly.  It calls
    is the one before the call: only gates move concurrently, and the model is
    first told of those a timer opened meanwhile); any disagreement raises
    :class:`ConformanceFailure` (after a second look, ``second_look.py``), whose
-   message is written for a vendor who has never read this code.
+   message is written for a vendor who has never read this code; ``triage.py``
+   decides what the failure is for the test at hand.
 
 The model is consulted before the call only where requirements are masked, to
 decline a call that must be rejected for a masked reason.
 
 Device variables are read once before their first use on each device, so the
 model knows what they held (contents are taken from the backend, never
-assumed: ``variables.py``).
+assumed: ``variables.Baselines``).
+
+The harness owns the parts and wires them together: each part keeps its own state
+(``gates.StreamGates``, ``ledger.Ledger`` of what the test made, ``variables.Baselines``
+and ``Scratch``, ``second_look.SecondLook``, ``triage.Triage``) and is given only what it
+needs; none of them knows the harness.
 """
 
 from __future__ import annotations
@@ -41,39 +47,32 @@ from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Step
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl import judge
+from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.evidence import Evidence
 from acl_conformance.reference_impl.record import CallRecord
 
-from . import gates
 from . import teardown
-from . import verdicts
 from .backend_calls import CALL_TIMEOUT_SECONDS
-from .backend_calls import D2H
-from .backend_calls import Written
+from .backend_calls import BackendCalls
 from .backend_calls import check_c_ranges
-from .backend_calls import raw
-from .backend_calls import read_back
-from .backend_calls import remember
 from .failure import BackendCrash
 from .failure import ConformanceFailure
 from .failure import Declined
-from .failure_evidence import gather
+from .failure import FailureSnapshot
+from .failure_snapshot import snapshot
+from .gates import StreamGates
 from .host_memory import HostBuffer
-from .host_memory import allocate
+from .host_memory import pattern
+from .ledger import Ledger
 from .runstate import RunState
-from .second_look import second_look
+from .second_look import SecondLook
+from .triage import Triage
 from .variables import BASELINE_LIMIT
-from .variables import ensure_known
-from .variables import learn
-from .variables import scratch_buffer
-from .workers import GateReleaser
-from .workers import HostWorker
+from .variables import Baselines
+from .variables import Scratch
 
 __all__ = ["BASELINE_LIMIT", "D2H", "Harness", "HostBuffer"]
-
-"""What a call returned: its record (the aclError code, the outputs by name:
-``r["stream"]``, ``r.ok``, and the gates open when it returned)."""
 
 RELEASE_AFTER = 0.25
 """Seconds a call may take while a gate of the suite is closed before the suite opens its
@@ -103,75 +102,70 @@ class Harness:
         masks: frozenset[str] = frozenset(),
         run: RunState | None = None,
         test_id: str = "",
+        expected: dict[str, tuple[str, str]] | None = None,
+        provisional: bool = False,
     ) -> None:
+        """``expected``: requirement -> (entry key, description) of the expectations file;
+        ``provisional``: the backend served an earlier harness (``triage.Triage``)."""
         self.adapter = adapter if isinstance(adapter, Traced) else Traced.around(adapter)
         self.profile = profile
         self.caps = self.adapter.capabilities()
-        self.run = run
-        """The run's shared state (failed requirements, failure owners), if any."""
-        self.test_id = test_id
-        self._unclassified = threading.local()
-        self.continue_past_masked = False
-        """What a violation of a masked requirement does: a clause test ends there
-        (Declined); a machine, which checks many things, sets it aside and goes on."""
         self.fixtures: dict[str, FixtureVariable] = {f.name: f for f in self.adapter.fixtures()}
-        self.model = Model(
-            profile,
-            model_capabilities or self.caps,
-            evidence,
-        )
+        self.model = Model(profile, model_capabilities or self.caps, evidence)
         self.model.masks = frozenset(masks)
         for f in self.fixtures.values():
             self.model.add_symbol(f.name, f.address, f.size)
-        self.call_timeout = call_timeout
         self.trace_start = len(self.adapter.trace)
-        self.poisoned: str | None = None
-        """Set when the backend hung or crashed: the harness must not be used again."""
-        self.poison_error: BackendCrash | None = None
-        """The failure that poisoned it (a BackendTimeout when the backend hung)."""
         self.lock = threading.RLock()
         """Held while the model moves (it is told of calls one at a time)."""
-        self.workers: dict[int, HostWorker] = {}
         self._threads: dict[int, int] = {}
-        self.known: set[tuple[int, str]] = set()
-        """(device, variable) pairs whose contents the model has been given."""
         self._in_setup: dict[int, bool] = {}
-        self.scratch: dict[int, HostBuffer] = {}
-        """Per host thread: the buffer the suite's own reads land in."""
-        self.buffers: list[HostBuffer] = []
-        self.streams: list[int] = []
-        self.events: list[int] = []
-        self.open_gates: set[int] = set()
-        self._told: set[int] = set()
-        """Gates whose opening the model has been told of."""
-        self.gates: list[int] = []
-        self.timed: set[int] = set()
-        """Gates a test opens from a timer of its own (the releaser leaves them alone)."""
-        self.releaser = GateReleaser(lambda: gates.release(self), RELEASE_AFTER)
-        self.registrations: list[int] = []
-        """Host ranges this harness registered and has not unregistered (undone at close:
-        a registration may outlive the free of its memory and reach the next test)."""
+        self._unclassified = threading.local()
         self._any_streams: dict[int, int] = {}
-        self.devices_used: set[int] = set()
-        self.thread_devices: dict[int, int] = {}
-        """Per host thread: the device its latest successful aclrtSetDevice made current."""
-        self.devices_reset: set[int] = set()
-        """Devices a successful aclrtResetDevice reset."""
-        self.writes: list[Written] = []
-        """Every copy to a symbol the backend accepted (what a reset must undo)."""
-        self.first_reads: dict[tuple[int, str], bytes] = {}
-        """(device, variable) -> the bytes the harness read there before first using it."""
+        self.continue_past_masked = False
+        """What a violation of a masked requirement does: a clause test ends there
+        (Declined); a machine, which checks many things, sets it aside and goes on."""
+        self.gates = StreamGates(self.lock, self._open_on_backend)
+        self.backend = BackendCalls(
+            self.adapter, call_timeout, self.gates, self.snapshot, RELEASE_AFTER
+        )
+        self.ledger = Ledger()
+        """What this harness made and wrote (released at close, undone by a reset)."""
+        self.triage = Triage(
+            self.model, run, test_id, dict(expected or {}), provisional=provisional
+        )
+        self.scratch = Scratch(self.fixtures, self._allocate_scratch)
+        self.baselines = Baselines(
+            self.fixtures, self.model, self.lock, self.backend, self.scratch, self.failure
+        )
+        self.second_look = SecondLook(
+            self.backend,
+            self.scratch,
+            self.fixtures,
+            self.model,
+            lambda: self.ledger.streams,
+            self.caps.default_stream,
+        )
         self.release_problems: list[str] = []
         """The clean-up calls at close that did not succeed (``teardown.py``)."""
-        self.provisional = False
-        """The backend served an earlier harness: a failure found here is checked again on
-        fresh backends before the run counts it (the run's shared state is not told of it:
-        ``verdicts.classify``)."""
-        self.expected: dict[str, tuple[str, str]] = {}
-        """Requirement -> (entry key, description): failures citing it are expected ones."""
         self.last_steps: dict[int, Step] = {}
         """Per host thread: its latest call as the model judged it, while ``call`` had not
         yet returned or raised (replay prints what the model allowed)."""
+
+    @property
+    def poisoned(self) -> str | None:
+        """Why the backend is unusable (it hung or crashed), or None."""
+        return self.backend.poisoned
+
+    @property
+    def poison_error(self) -> BackendCrash | None:
+        """The failure that poisoned it (a BackendTimeout when the backend hung)."""
+        return self.backend.poison_error
+
+    @property
+    def first_reads(self) -> dict[tuple[int, str], bytes]:
+        """(device, variable) -> the bytes the harness read there before first using it."""
+        return self.baselines.first_reads
 
     # -- threads ----------------------------------------------------------
     def thread_no(self) -> int:
@@ -181,14 +175,6 @@ class Harness:
         with self.lock:
             return self._threads.setdefault(ident, len(self._threads))
 
-    def worker(self, thread: int) -> HostWorker:
-        """The OS thread that makes host thread ``thread``'s backend calls."""
-        with self.lock:
-            w = self.workers.get(thread)
-            if w is None:
-                w = self.workers[thread] = HostWorker(f"acl-host-{thread}")
-            return w
-
     # -- the one way to call the backend -------------------------------------
     def call(self, name: str, **args: Any) -> CallRecord:
         """Make ``name(**args)`` on the backend and check it against the model."""
@@ -196,13 +182,13 @@ class Harness:
         thread = self.thread_no()
         self.last_steps.pop(thread, None)
         if self.model.masks:
-            verdicts.decline_if_masked(self, name, thread, args)
+            self.triage.decline_if_masked(name, thread, args, self.lock)
         if name in _SYMBOL_CALLS and args.get("count"):
-            ensure_known(self, thread, args.get("symbol", 0))
-        result = raw(self, name, thread, args, self.model.render(name, args))
+            self.baselines.ensure_known(thread, args.get("symbol", 0))
+        result = self.backend.raw(name, thread, args, self.model.render(name, args))
         # A synchronous read, or one from pageable memory, is complete at its return.
         observed = (
-            read_back(self, args["dst"], args["count"], thread)
+            self.backend.read_back(args["dst"], args["count"], thread)
             if result.ok and self.model.reads_at_return(name, args)
             else None
         )
@@ -210,22 +196,24 @@ class Harness:
             # Gates a timer opened before the call returned: the model learns of them
             # first.  The state the profile reads is the one before the call (only gates
             # move concurrently), so asking after the call is the same as asking before.
-            opened = sorted(result.gates_open - self._told)
-            self._told.update(opened)
             step = judge(
                 self.model,
                 result,
                 observed,
-                read_back=lambda r: read_back(self, r.address, r.count, thread),
-                opened=opened,
+                read_back=lambda r: self.backend.read_back(r.address, r.count, thread),
+                opened=self.gates.tell_model(result.gates_open),
                 setup=self._in_setup.get(thread, False),
             )
             self.last_steps[thread] = step
             set_aside, self.model.set_aside = self.model.set_aside, []
             unbelieved, self.model.unbelieved = self.model.unbelieved, []
-        remember(self, name, args, result, thread)
+        self.ledger.remember(
+            name, args, result, thread, lambda s: self.model.stream_device(s) is not None
+        )
+        if name == "launch_gate" and result.ok and "gate" in result.outputs:
+            self.gates.launched_one(int(result.outputs["gate"]))
         if step.violations:
-            raise self.failure(second_look(self, name, args, thread, step.violations))
+            raise self.failure(self.second_look.charge(name, args, thread, step.violations))
         if set_aside and not self.continue_past_masked:
             v = set_aside[0]
             masked = next(r for r in (v.requirement, *v.also) if r in self.model.masks)
@@ -265,7 +253,7 @@ class Harness:
             thread = self.thread_no()
             dev = self.current_device()
             for n in names:
-                learn(self, thread, dev, self.fixtures[n])
+                self.baselines.learn(thread, dev, self.fixtures[n])
 
     def observe(
         self, name: str, device: int | None = None, offset: int = 0, count: int | None = None
@@ -275,7 +263,7 @@ class Harness:
         n = f.size - offset if count is None else count
         with self.on_device(device):
             thread = self.thread_no()
-            scratch = scratch_buffer(self, thread, n)
+            scratch = self.scratch.buffer(thread, n)
             self.call(
                 "memcpy_from_symbol",
                 dst=scratch.address,
@@ -285,7 +273,7 @@ class Harness:
                 offset=offset,
                 kind=D2H,
             )
-            return read_back(self, scratch.address, n, thread)
+            return self.backend.read_back(scratch.address, n, thread)
 
     def watch(self, name: str, seconds: float = 0.2, device: int | None = None) -> None:
         """Observe ``name`` again and again for ``seconds``: a task that runs too early (past
@@ -313,12 +301,41 @@ class Harness:
 
     # -- host memory -----------------------------------------------------------
     def pinned(self, size: int, fill: bytes | None = None, name_hint: str = "pinned") -> HostBuffer:
-        return allocate(self, True, size, fill, name_hint)
+        """A new pinned buffer (aclrtMallocHost), filled with ``fill`` or a fresh pattern."""
+        r = self.call("malloc_host", size=size)
+        if not r.ok:
+            why = f"aclrtMallocHost({size}) failed: {error_name(r.acl_error)} ({r.code})"
+            raise ConformanceFailure.setup(why, self.snapshot())
+        return self._filled(HostBuffer(int(r["host_ptr"]), size, True, name_hint), fill)
 
     def pageable(
         self, size: int, fill: bytes | None = None, name_hint: str = "pageable"
     ) -> HostBuffer:
-        return allocate(self, False, size, fill, name_hint)
+        """A new pageable buffer (malloc in the backend), filled like ``pinned``."""
+        r = self.call("malloc_pageable", size=size)
+        if not r.ok:
+            why = f"malloc({size}) failed in the backend: {r.code}"
+            raise ConformanceFailure.setup(why, self.snapshot())
+        return self._filled(HostBuffer(int(r["ptr"]), size, False, name_hint), fill)
+
+    def _filled(self, buf: HostBuffer, fill: bytes | None) -> HostBuffer:
+        self.ledger.buffers.append(buf)
+        self.write(
+            buf, 0, fill if fill is not None else pattern(len(self.ledger.buffers), buf.size)
+        )
+        return buf
+
+    def _allocate_scratch(self, size: int) -> HostBuffer:
+        """Scratch memory for the suite's own reads: a set-up call, never filled."""
+        with self.setup():
+            r = self.call("malloc_pageable", size=size)
+        if not r.ok:
+            raise ConformanceFailure.setup(
+                f"malloc({size}) failed in the backend: {r.code}", self.snapshot()
+            )
+        buf = HostBuffer(int(r["ptr"]), size, False, "scratch")
+        self.ledger.buffers.append(buf)
+        return buf
 
     def write(self, buf: HostBuffer, offset: int, data: bytes) -> None:
         """The host stores ``data`` into ``buf`` (a source may change while a copy is pending)."""
@@ -326,7 +343,7 @@ class Harness:
 
     def read(self, buf: HostBuffer, offset: int = 0, count: int | None = None) -> bytes:
         n = buf.size - offset if count is None else count
-        return read_back(self, buf.at(offset), n, self.thread_no())
+        return self.backend.read_back(buf.at(offset), n, self.thread_no())
 
     # -- streams and gates -------------------------------------------------------
     def any_stream(self) -> int:
@@ -336,7 +353,7 @@ class Harness:
             return 0
         device = self.current_device()
         s = self._any_streams.get(device)
-        if s is None or s not in self.streams:
+        if s is None or s not in self.ledger.streams:
             s = self._any_streams[device] = self.stream()
         return s
 
@@ -344,7 +361,8 @@ class Harness:
         r = self.call("create_stream")
         if not r.ok:
             raise ConformanceFailure.setup(
-                f"aclrtCreateStream failed: {error_name(r.acl_error)} ({r.code})", gather(self)
+                f"aclrtCreateStream failed: {error_name(r.acl_error)} ({r.code})",
+                self.snapshot(),
             )
         return int(r["stream"])
 
@@ -352,20 +370,20 @@ class Harness:
         r = self.call("launch_gate", stream=stream)
         if not r.ok:
             raise ConformanceFailure.setup(
-                f"the gate could not be enqueued: {error_name(r.acl_error)}", gather(self)
+                f"the gate could not be enqueued: {error_name(r.acl_error)}", self.snapshot()
             )
         return int(r["gate"])
 
     def open(self, gate: int) -> None:
         """Open ``gate`` now (nothing happens if a timer already opened it)."""
-        if gates.claim(self, gate):
-            self._told.add(gate)
+        if self.gates.claim(gate):
+            self.gates.told(gate)
             self.call("open_gate", gate=gate)
 
     def open_later(self, gate: int, delay: float) -> threading.Timer:
         """Open ``gate`` from a timer (so a backend that wrongly waits times out, never hangs)."""
-        self.timed.add(gate)
-        timer = threading.Timer(delay, lambda: gates.open_raw(self, gate))
+        self.gates.time(gate)
+        timer = threading.Timer(delay, lambda: self.gates.open_past_model(gate))
         timer.daemon = True
         timer.start()
         return timer
@@ -377,7 +395,12 @@ class Harness:
         self.open(gate)
 
     def gate_is_open(self, gate: int) -> bool:
-        return gate in self.open_gates
+        return self.gates.is_open(gate)
+
+    def _open_on_backend(self, gate: int) -> None:
+        """Open ``gate`` on the backend past the model, as the calling host thread."""
+        with self.adapter.host_thread(self.thread_no()):
+            self.adapter.open_gate(gate)
 
     # -- failures --------------------------------------------------------------------
     def fail(
@@ -400,7 +423,7 @@ class Harness:
         """The exception for ``violations`` (see ``classify``); a plain ConformanceFailure
         in a thread that classifies its failures itself (see ``unclassified``).
         ``by_test``: a check the test made itself, not the model's judgement of a call."""
-        f = ConformanceFailure(violations, gather(self))
+        f = ConformanceFailure(violations, self.snapshot())
         f.by_test = by_test
         return f if getattr(self._unclassified, "on", False) else self.classify(f)
 
@@ -416,13 +439,28 @@ class Harness:
             self._unclassified.on = False
 
     def classify(self, f: ConformanceFailure) -> BaseException:
-        """What failure ``f`` is for this test (see ``verdicts.classify``)."""
-        return verdicts.classify(self, f)
+        """What failure ``f`` is for this test (see ``triage.Triage.classify``)."""
+        return self.triage.classify(f)
+
+    def snapshot(self) -> FailureSnapshot:
+        """What a failure raised now keeps of this harness (``failure_snapshot.py``)."""
+        return snapshot(self)
 
     # -- teardown -------------------------------------------------------------------
     def close(self) -> None:
-        """Leave the backend clean for the next test (see ``teardown.close``)."""
-        teardown.close(self)
+        """Leave the backend clean for the next test (``teardown.release``): open gates,
+        drain, free what the test made; then let go of its workers and records."""
+        self.backend.stop_releasing()
+        try:
+            self.release_problems = teardown.release(
+                self.backend, self.gates, self.ledger, self.model
+            )
+        finally:
+            self.backend.close()
+            # The adapter lives on into the next test: let go of this test's records (a
+            # failure kept its own copy), or a session would hold every byte it wrote.
+            with self.adapter.lock:
+                del self.adapter.trace[self.trace_start :]
 
     def trace_records(self) -> list[CallRecord]:
         """The calls this harness made, as recorded."""

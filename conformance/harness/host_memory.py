@@ -1,17 +1,8 @@
-"""Host memory a test allocates through the backend (page-locked or pageable)."""
+"""Host memory a test allocates through the backend (pinned or pageable)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from acl_conformance.reference_impl.constants import error_name
-
-from .failure import ConformanceFailure
-from .failure_evidence import gather
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .harness import Harness
 
 
 @dataclass
@@ -25,22 +16,6 @@ class HostBuffer:
 
     def at(self, offset: int) -> int:
         return self.address + offset
-
-
-def allocate(h: Harness, pinned: bool, size: int, fill: bytes | None, name_hint: str) -> HostBuffer:
-    """A new buffer (aclrtMallocHost or malloc), filled with ``fill`` or a fresh pattern."""
-    if pinned:
-        r = h.call("malloc_host", size=size)
-        why = f"aclrtMallocHost({size}) failed: {error_name(r.acl_error)} ({r.code})"
-    else:
-        r = h.call("malloc_pageable", size=size)
-        why = f"malloc({size}) failed in the backend: {r.code}"
-    if not r.ok:
-        raise ConformanceFailure.setup(why, gather(h))
-    buf = HostBuffer(int(r["host_ptr" if pinned else "ptr"]), size, pinned, name_hint)
-    h.buffers.append(buf)
-    h.write(buf, 0, fill if fill is not None else pattern(len(h.buffers), size))
-    return buf
 
 
 def pattern(seed: int, size: int) -> bytes:

@@ -5,7 +5,8 @@ The harness's teardown (``teardown.py``) has opened its gates, drained every dev
 used and released its streams, events, registrations and buffers.  Then the reset:
 
 1. fails if the teardown could not release something (a clean-up call that failed);
-2. works out what the harness may have changed in device variables (:func:`plan`): each
+2. works out what the harness may have changed in device variables (:func:`plan`, from
+   the harness's ledger of what it made and wrote, ``ledger.py``): each
    range a copy to a symbol that the backend accepted wrote, on the device that was
    current for it; the whole variable when the harness cannot tell which bytes (a copy
    to an address that is not a variable's start, or past its end), every variable of a
@@ -30,16 +31,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from acl_conformance.adapters.base import Adapter
 from acl_conformance.adapters.base import CallTimeout
 from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
-from acl_conformance.reference_impl.constants import MemcpyKind
+from acl_conformance.reference_impl.constants import D2H
+from acl_conformance.reference_impl.constants import H2D
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .harness import Harness
+from .ledger import Ledger
 
 Ranges = dict[tuple[int, str], list[tuple[int, int]]]
 """(device, variable) -> the byte ranges [start, end) to rewrite there, sorted, disjoint."""
@@ -49,8 +49,6 @@ MAX_RANGES = 16
 to the last is rewritten in one copy (fewer calls: the bytes between hold their initial
 values, so rewriting them too changes nothing)."""
 
-H2D = int(MemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
-D2H = int(MemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 _INVERT = bytes(b ^ 0xFF for b in range(256))
 
 
@@ -58,19 +56,22 @@ class ResetFailed(Exception):
     """The backend could not be brought back to the known state (the message says why)."""
 
 
-def plan(h: Harness) -> Ranges:
-    """What the harness may have changed in device variables, by device and variable."""
-    fixtures = list(h.fixtures.values())
-    devices = sorted(h.devices_used | h.devices_reset | set(h.thread_devices.values()) | {0})
+def plan(ledger: Ledger, fixture_variables: Mapping[str, FixtureVariable]) -> Ranges:
+    """What a harness may have changed in device variables (by its ``ledger``), by device
+    and variable."""
+    fixtures = list(fixture_variables.values())
+    devices = sorted(
+        ledger.devices_used | ledger.devices_reset | set(ledger.thread_devices.values()) | {0}
+    )
     wanted: dict[tuple[int, str], list[tuple[int, int]]] = {}
 
     def whole(device: int, f: FixtureVariable) -> None:
         wanted.setdefault((device, f.name), []).append((0, f.size))
 
-    for d in h.devices_reset:
+    for d in ledger.devices_reset:
         for f in fixtures:
             whole(d, f)
-    for w in h.writes:
+    for w in ledger.writes:
         on = [w.device] if w.device is not None else devices
         target = next((f for f in fixtures if f.address == w.symbol), None)
         for d in on:

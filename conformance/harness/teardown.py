@@ -1,76 +1,69 @@
-"""Leaving the backend clean for the next test: gates opened, devices drained, every
-stream, event, registration and buffer the test made released.
+"""Leaving the backend clean for the next test: stream gates opened, devices drained,
+every stream, event, registration and buffer the test made released.
 
-A release call that does not succeed is noted in ``Harness.release_problems``: the
-backend may then hold something of the test still, and a backend that serves the next
-harness after a reset (``reset.py``) is replaced instead."""
+A release call that does not succeed is returned as a problem (the harness keeps them in
+``Harness.release_problems``): the backend may then hold something of the test still, and
+a backend that serves the next harness after a reset (``reset.py``) is replaced instead."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from typing import Any
 
-from . import gates
-from .backend_calls import raw
+from acl_conformance.reference_impl import Model
+
+from .backend_calls import BackendCalls
 from .failure import BackendCrash
 from .failure import BackendTimeout
+from .gates import StreamGates
+from .ledger import Ledger
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .harness import Harness
 
-
-def close(h: Harness) -> None:
-    """Open gates, drain, free what the test made; then let go of its workers and records.
+def release(backend: BackendCalls, gates: StreamGates, ledger: Ledger, model: Model) -> list[str]:
+    """Open gates, drain, free what the test made, as host thread 0; the clean-up calls
+    that did not succeed, in C form with their codes.
 
     Every device the test used is drained before anything is released: a buffer
     freed under a pending copy is a use-after-free (a backend may crash on it),
     and a copy still in flight would land in the next test's variables.
     """
-    h.releaser.stop()
+    problems: list[str] = []
+
+    def call(name: str, args: dict[str, Any]) -> None:
+        r = backend.raw(name, 0, args, name)
+        if not r.ok:
+            problems.append(f"{model.render(name, args)} returned {r.code}")
+
+    if backend.poisoned:
+        return problems
     try:
-        if not h.poisoned:
-            _release(h)
+        for g in _closed_gates(gates):
+            call("open_gate", {"gate": g})
+        devices = sorted(model.devices_made_current() | ledger.devices_used)
+        for d in devices:
+            call("set_device", {"device_id": d})
+            call("synchronize_device", {})
+        for s in list(ledger.streams):
+            # A stream is destroyed in the context it belongs to.
+            device = model.stream_device(s)
+            if device is not None:
+                call("set_device", {"device_id": device})
+            call("destroy_stream", {"stream": s})
+        for e in list(ledger.events):
+            call("destroy_event", {"event": e})
+        for p in ledger.registrations:
+            call("host_unregister", {"ptr": p})
+        for b in ledger.buffers:
+            if b.pinned:
+                call("free_host", {"host_ptr": b.address})
+            else:
+                call("free_pageable", {"ptr": b.address})
+        if devices:
+            call("set_device", {"device_id": devices[0]})
     except (BackendCrash, BackendTimeout):
-        pass
-    finally:
-        for w in h.workers.values():
-            w.close()
-        h.workers.clear()
-        # The adapter lives on into the next test: let go of this test's records (a
-        # failure kept its own copy), or a session would hold every byte it wrote.
-        with h.adapter.lock:
-            del h.adapter.trace[h.trace_start :]
+        pass  # the backend stopped answering: the harness is poisoned, the run says so
+    return problems
 
 
-def _release(h: Harness) -> None:
-    for g in h.gates:
-        if gates.claim(h, g):
-            _release_call(h, "open_gate", {"gate": g})
-    devices = sorted(h.model.devices_made_current() | h.devices_used)
-    for d in devices:
-        _release_call(h, "set_device", {"device_id": d})
-        _release_call(h, "synchronize_device", {})
-    for s in list(h.streams):
-        # A stream is destroyed in the context it belongs to.
-        device = h.model.stream_device(s)
-        if device is not None:
-            _release_call(h, "set_device", {"device_id": device})
-        _release_call(h, "destroy_stream", {"stream": s})
-    for e in list(h.events):
-        _release_call(h, "destroy_event", {"event": e})
-    for p in h.registrations:
-        _release_call(h, "host_unregister", {"ptr": p})
-    for b in h.buffers:
-        if b.pinned:
-            _release_call(h, "free_host", {"host_ptr": b.address})
-        else:
-            _release_call(h, "free_pageable", {"ptr": b.address})
-    if devices:
-        _release_call(h, "set_device", {"device_id": devices[0]})
-
-
-def _release_call(h: Harness, name: str, args: dict[str, Any]) -> None:
-    """One call of the clean-up, as host thread 0; one that fails is noted."""
-    r = raw(h, name, 0, args, name)
-    if not r.ok:
-        h.release_problems.append(f"{h.model.render(name, args)} returned {r.code}")
+def _closed_gates(gates: StreamGates) -> list[int]:
+    """The launched gates still closed, each now claimed for the clean-up to open."""
+    return [g for g in list(gates.launched) if gates.claim(g)]

@@ -1,22 +1,21 @@
 """Device variables' starting contents: each is read from the backend before its first
-use on each device (never assumed), and that read is the model's starting point."""
+use on each device (never assumed), and that read is the model's starting point.  The
+suite's own reads land in scratch host memory, one buffer per host thread."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable
+from collections.abc import Mapping
 
 from acl_conformance.adapters.base import FixtureVariable
+from acl_conformance.reference_impl import Model
+from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl import judge
+from acl_conformance.reference_impl.constants import D2H
 
-from .backend_calls import D2H
-from .backend_calls import raw
-from .backend_calls import read_back
-from .failure import ConformanceFailure
-from .failure_evidence import gather
+from .backend_calls import BackendCalls
 from .host_memory import HostBuffer
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .harness import Harness
 
 BASELINE_LIMIT = 4096
 """Variables up to this size are read as soon as a device is first used, so that a
@@ -24,64 +23,92 @@ stray write into them shows even if no test touches them on purpose; a larger on
 is read when it, or the variable laid out just before it, is first used."""
 
 
-def ensure_known(h: Harness, thread: int, symbol: int) -> None:
-    """Before a copy touches ``symbol``: read what the model has not seen of it and of
-    the variables around it on the current device."""
-    dev = h.model.current_device(thread)
-    if dev is None:
-        return
-    fixture = next((f for f in h.fixtures.values() if f.address == symbol), None)
-    if fixture is None:
-        return
-    if (dev, "*") not in h.known:
-        h.known.add((dev, "*"))
-        for f in h.fixtures.values():
-            if f.size <= BASELINE_LIMIT:
-                learn(h, thread, dev, f)
-    learn(h, thread, dev, fixture)
-    # The variable laid out next (fixtures() lists them in layout order) is where a
-    # copy that runs past the end would land.
-    order = list(h.fixtures.values())
-    i = order.index(fixture)
-    if i + 1 < len(order):
-        learn(h, thread, dev, order[i + 1])
+class Scratch:
+    """Host memory that each host thread's reads land in (never a source, so never filled)."""
+
+    def __init__(
+        self, fixtures: Mapping[str, FixtureVariable], allocate: Callable[[int], HostBuffer]
+    ):
+        """``allocate``: pageable host memory of a size, through a set-up call."""
+        self._allocate = allocate
+        self._largest = min(BASELINE_LIMIT, max((f.size for f in fixtures.values()), default=0))
+        self._buffers: dict[int, HostBuffer] = {}
+
+    def buffer(self, thread: int, need: int = BASELINE_LIMIT) -> HostBuffer:
+        """Host thread ``thread``'s scratch buffer, of at least ``need`` bytes."""
+        buf = self._buffers.get(thread)
+        if buf is None or buf.size < need:
+            buf = self._buffers[thread] = self._allocate(max(need, self._largest))
+        return buf
 
 
-def learn(h: Harness, thread: int, device: int, f: FixtureVariable) -> None:
-    """Read a variable before the model has seen it: its contents become the starting point."""
-    if (device, f.name) in h.known:
-        return
-    h.known.add((device, f.name))
-    scratch = scratch_buffer(h, thread, f.size)
-    args = dict(
-        dst=scratch.address,
-        dst_max=scratch.size,
-        symbol=f.address,
-        count=f.size,
-        offset=0,
-        kind=D2H,
-    )
-    r = raw(h, "memcpy_from_symbol", thread, args, f"reading {f.name} on device {device}")
-    observed = read_back(h, scratch.address, f.size, thread) if r.ok else None
-    if observed is not None:
-        h.first_reads[(device, f.name)] = observed
-    with h.lock:
-        step = judge(h.model, r, observed, setup=True)
-    if step.violations:
-        raise h.failure(step.violations)
+class Baselines:
+    """What the model has been given of each device variable, read from the backend."""
 
+    def __init__(
+        self,
+        fixtures: Mapping[str, FixtureVariable],
+        model: Model,
+        lock: threading.RLock,
+        backend: BackendCalls,
+        scratch: Scratch,
+        failure: Callable[[list[Violation]], BaseException],
+    ) -> None:
+        """``failure``: the exception a violation found by a starting read becomes."""
+        self._fixtures = fixtures
+        self._model = model
+        self._lock = lock
+        self._backend = backend
+        self._scratch = scratch
+        self._failure = failure
+        self._known: set[tuple[int, str]] = set()
+        self.first_reads: dict[tuple[int, str], bytes] = {}
+        """(device, variable) -> the bytes read there before its first use."""
 
-def scratch_buffer(h: Harness, thread: int, need: int = BASELINE_LIMIT) -> HostBuffer:
-    """Host memory that this thread's reads land in (never a source, so never filled)."""
-    buf = h.scratch.get(thread)
-    if buf is None or buf.size < need:
-        size = max(need, min(BASELINE_LIMIT, max(f.size for f in h.fixtures.values())))
-        with h.setup():
-            r = h.call("malloc_pageable", size=size)
-        if not r.ok:
-            raise ConformanceFailure.setup(
-                f"malloc({size}) failed in the backend: {r.code}", gather(h)
-            )
-        buf = h.scratch[thread] = HostBuffer(int(r["ptr"]), size, False, "scratch")
-        h.buffers.append(buf)
-    return buf
+    def ensure_known(self, thread: int, symbol: int) -> None:
+        """Before a copy touches ``symbol``: read what the model has not seen of it and of
+        the variables around it on the current device."""
+        dev = self._model.current_device(thread)
+        if dev is None:
+            return
+        fixture = next((f for f in self._fixtures.values() if f.address == symbol), None)
+        if fixture is None:
+            return
+        if (dev, "*") not in self._known:
+            self._known.add((dev, "*"))
+            for f in self._fixtures.values():
+                if f.size <= BASELINE_LIMIT:
+                    self.learn(thread, dev, f)
+        self.learn(thread, dev, fixture)
+        # The variable laid out next (fixtures() lists them in layout order) is where a
+        # copy that runs past the end would land.
+        order = list(self._fixtures.values())
+        i = order.index(fixture)
+        if i + 1 < len(order):
+            self.learn(thread, dev, order[i + 1])
+
+    def learn(self, thread: int, device: int, f: FixtureVariable) -> None:
+        """Read a variable before the model has seen it: its contents become the starting
+        point."""
+        if (device, f.name) in self._known:
+            return
+        self._known.add((device, f.name))
+        scratch = self._scratch.buffer(thread, f.size)
+        args = dict(
+            dst=scratch.address,
+            dst_max=scratch.size,
+            symbol=f.address,
+            count=f.size,
+            offset=0,
+            kind=D2H,
+        )
+        r = self._backend.raw(
+            "memcpy_from_symbol", thread, args, f"reading {f.name} on device {device}"
+        )
+        observed = self._backend.read_back(scratch.address, f.size, thread) if r.ok else None
+        if observed is not None:
+            self.first_reads[(device, f.name)] = observed
+        with self._lock:
+            step = judge(self._model, r, observed, setup=True)
+        if step.violations:
+            raise self._failure(step.violations)

@@ -338,9 +338,9 @@ class Suite:
             masks=self.masks,
             run=self.run,
             test_id=self.test_id,
+            expected=self.expected,
+            provisional=reused,
         )
-        h.expected = dict(self.expected)
-        h.provisional = reused
         h.model.assume_initialized()  # the adapter was initialised (aclInit) once
         try:
             with h.setup():
@@ -385,7 +385,7 @@ class Suite:
         elif problem:
             problem = f"the clean-up after the harness failed: {problem}"
         else:
-            ranges = reset.plan(h)
+            ranges = reset.plan(h.ledger, h.fixtures)
 
             def job() -> None:
                 reset.restore(adapter.inner, h.fixtures, self._initial, ranges)

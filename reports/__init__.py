@@ -1,10 +1,10 @@
 """acl-conformance reports: one run's results as report.json, report.md and report.html.
 
 ``build`` turns the results document the pytest plugin writes (schema
-``acl-conformance-results/2``, or 1) and a description of the run into the report
-(schema ``report/3``, ``schema/report-3.schema.json`` in this package; versions 1 and 2 are shipped too); ``write``
-renders it as report.json, report.md, report.html and junit.xml.  This package reads
-nothing but those two inputs.
+``acl-conformance-results/3``, or an earlier one: ``upgrade``) and a description of the
+run into the report (schema ``report/4``, ``schema/report-4.schema.json`` in this
+package; versions 1 to 3 are shipped too); ``write`` renders it as report.json,
+report.md, report.html and junit.xml.  This package reads nothing but those two inputs.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from . import aggregate
 from . import html
 from . import junit
 from . import markdown
+from . import upgrade
 from .evidence_text import agents_text
 from .evidence_text import interrupted_text
 
-SCHEMA_VERSION = "3.0"
-SCHEMA_FILE = "report-3.schema.json"
+SCHEMA_VERSION = "4.0"
+SCHEMA_FILE = "report-4.schema.json"
 
 
 def schema() -> dict[str, Any]:
@@ -36,8 +37,10 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
     """The report of one run.
 
     ``suite``: {name, version, commit, dirty}; ``run``: {mode, jobs, command, machine,
-    python, hypothesis, pytest, numpy} (the rest comes from ``results``).
+    python, hypothesis, pytest, numpy} (the rest comes from ``results``, of the current
+    schema or an earlier one).
     """
+    results = upgrade.current(results)
     rows = aggregate.requirement_rows(results)
     gate = aggregate.gate(results, rows)
     interrupted = results.get("interrupted") or None

@@ -71,7 +71,7 @@ def _failures(tests: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[st
                 {
                     "requirement": t.get("failed_requirement"),
                     "also": t.get("also_explained_by") or [],
-                    "kind": t["status"]
+                    "status": t["status"]
                     if t["status"] in (Status.CRASH, Status.TIMEOUT)
                     else Status.FAIL.value,
                     "expected": t.get("expected_failure") if t["status"] == Status.XFAIL else None,
@@ -102,7 +102,7 @@ def _charges(failures: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str 
     clear = {
         f["requirement"]
         for _t, f in failures
-        if f.get("kind") in (Status.FAIL, Status.FLAKY)
+        if f.get("status") in (Status.FAIL, Status.FLAKY)
         and f.get("requirement")
         and not f.get("also")
     }
@@ -123,21 +123,21 @@ def _flaky_alike(
     (it could equally be charged there) when every clear failure of that requirement is
     flaky."""
     owners = {
-        f.get("identity"): f.get("kind")
+        f.get("identity"): f.get("status")
         for _t, f in failures
         if f.get("same_as") is None and f.get("identity")
     }
     clear: dict[str, set[str]] = {}
     for (_t, f), c in zip(failures, charged, strict=True):
         if c is not None and c == f.get("requirement") and f.get("same_as") is None:
-            clear.setdefault(c, set()).add(str(f.get("kind")))
+            clear.setdefault(c, set()).add(str(f.get("status")))
     out = []
     for (t, f), c in zip(failures, charged, strict=True):
-        if f.get("kind") == Status.FAIL and (
+        if f.get("status") == Status.FAIL and (
             (f.get("same_as") is not None and owners.get(f.get("identity")) == Status.FLAKY)
             or (c is not None and c != f.get("requirement") and clear.get(c) == {Status.FLAKY})
         ):
-            f = {**f, "kind": Status.FLAKY.value}
+            f = {**f, "status": Status.FLAKY.value}
         out.append((t, f))
     return out
 
@@ -210,16 +210,16 @@ def _status(
     checks: int,
 ) -> tuple[Status, str | None]:
     """The status of requirement ``rid`` and, when it is not decided, why."""
-    if any(f.get("kind") == Status.FAIL and not f.get("expected") for _t, f in mine):
+    if any(f.get("status") == Status.FAIL and not f.get("expected") for _t, f in mine):
         return Status.FAIL, None
-    for kind in (Status.CRASH, Status.TIMEOUT):
-        hit = [t for t in carriers if t["status"] == kind]
+    for status in (Status.CRASH, Status.TIMEOUT):
+        hit = [t for t in carriers if t["status"] == status]
         if hit:
             return (
-                kind,
-                f"the backend {'died' if kind is Status.CRASH else 'hung'} in {hit[0]['suite_id']}",
+                status,
+                f"the backend {'died' if status is Status.CRASH else 'hung'} in {hit[0]['suite_id']}",
             )
-    flaky = [(t, f) for t, f in mine if f.get("kind") == Status.FLAKY and not f.get("expected")]
+    flaky = [(t, f) for t, f in mine if f.get("status") == Status.FLAKY and not f.get("expected")]
     if flaky:
         t, _f = flaky[0]
         return Status.FLAKY, (
@@ -378,7 +378,7 @@ def _flake(
     """The flakes file's entry that accepts this requirement's flaky failures: the one that
     lists it, or one that lists (by test or requirement) every flaky failure charged to it."""
     entries = {e["key"]: e for e in (results.get("flakes") or {}).get("entries", [])}
-    keys = {f.get("flake") for _t, f in mine if f.get("kind") == Status.FLAKY}
+    keys = {f.get("flake") for _t, f in mine if f.get("status") == Status.FLAKY}
     key = rid if rid in entries else (keys.pop() if len(keys) == 1 else None)
     if key is None:
         return None
@@ -428,14 +428,14 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     unused: list[str] = []
     for e in entries:
         key = e["key"]
-        if e.get("kind") == "requirement":
+        if e.get("target") == "requirement":
             row = by_id.get(key)
             ran = [t for t in (row["tests"] if row else []) if t["status"] != Status.NOT_SUPPORTED]
             if not ran and not (row and row["checks"]):
                 unused.append(key)
             elif row is not None and row["status"] == Status.PASS:
                 stale.append(f"{key} (entry {key}): no test failed citing it")
-                stale_entries.append({"key": key, "kind": "requirement", "requirement": key})
+                stale_entries.append({"key": key, "target": "requirement", "requirement": key})
         else:
             mine = [t for t in tests if t.get("expected_failure") == key]
             if not mine:
@@ -443,8 +443,8 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
             passed = [t for t in mine if t["status"] == Status.XPASS]
             stale += [f"{t['suite_id']} (entry {key})" for t in passed]
             if passed:
-                stale_entries.append({"key": key, "kind": "test", "requirement": ""})
-    listed = {e["key"] for e in entries if e.get("kind") == "requirement"}
+                stale_entries.append({"key": key, "target": "test", "requirement": ""})
+    listed = {e["key"] for e in entries if e.get("target") == "requirement"}
     # An entry accounts for its requirement whatever the run made of it (a failure, or a
     # run that could not get to it); the entry is reported as unused if no test ran.
     flakes = results.get("flakes") or {}

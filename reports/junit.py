@@ -38,37 +38,37 @@ def _details(r: dict[str, Any]) -> str:
 
 
 def _case(r: dict[str, Any], stale: set[str], new: set[str]) -> tuple[str, str]:
-    """(the testcase element, its kind: pass / failure / skipped)."""
+    """(the testcase element, its junit status: pass / failure / skipped)."""
     head = f"<testcase classname={_attr('acl-conformance.' + r['clause'])} name={_attr(r['id'])} time={_attr(round(sum(t['duration_s'] for t in r['tests']), 3))}>"
     details = escape(_details(r))
     status = r["status"]
     if r["id"] in stale:
         body = f'<failure type="unexpected pass" message={_attr("listed as an expected failure, and it passed: the expectations entry is stale")}>{details}</failure>'
-        kind = "failure"
+        junit_status = "failure"
     elif r["id"] in new:
         c = r.get("counterexample") or {}
         msg = (c.get("message") or r.get("reason") or status).splitlines()[0]
         body = f"<failure type={_attr(status)} message={_attr(msg)}>{details}</failure>"
-        kind = "failure"
+        junit_status = "failure"
     elif status == Status.FLAKY and r.get("flake"):
         f = r.get("flake") or {}
         why = f"a flake the flakes file accepts ({f.get('key')}): {f.get('reason') or ''}"
         body = f"<skipped message={_attr(why)}/><system-out>{details}</system-out>"
-        kind = "skipped"
+        junit_status = "skipped"
     elif r.get("expected_failure"):
         e = r.get("expected_failure") or {}
         why = f"expected failure ({e.get('key')}): {e.get('reason') or ''}" + (
             f" {e['link']}" if e.get("link") else ""
         )
         body = f"<skipped message={_attr(why)}/><system-out>{details}</system-out>"
-        kind = "skipped"
+        junit_status = "skipped"
     elif status == Status.NOT_SUPPORTED:
         body = f"<skipped message={_attr('not supported: ' + (r.get('reason') or ''))}/>"
-        kind = "skipped"
+        junit_status = "skipped"
     else:
         body = f"<system-out>{details}</system-out>"
-        kind = "pass"
-    return f"{head}{body}</testcase>", kind
+        junit_status = "pass"
+    return f"{head}{body}</testcase>", junit_status
 
 
 def render(report: dict[str, Any]) -> str:
@@ -76,11 +76,11 @@ def render(report: dict[str, Any]) -> str:
     gate = report["gate"]
     exp = report["expectations"]
     stale = exp.get("stale_entries", [])
-    stale_reqs = {e["requirement"] for e in stale if e["kind"] == "requirement"}
+    stale_reqs = {e["requirement"] for e in stale if e["target"] == "requirement"}
     new = set(exp.get("new_failures", []))
     cases = [_case(r, stale_reqs, new) for r in report["requirements"]]
     for e in stale:
-        if e["kind"] == "test":
+        if e["target"] == "test":
             msg = f"the test listed by entry {e['key']} passed: the entry is stale"
             cases.append(
                 (

@@ -4,7 +4,7 @@ enums) and the trace files use.
 
 A *test* ends with one of :data:`TEST_STATUSES`; a *requirement* gets one of
 :data:`REQUIREMENT_STATUSES` from the tests that carry it (``aggregate.py`` says how); a
-*failure* a test found is of one of the :data:`FAILURE_KINDS`.  The documents hold the
+*failure* a test found has one of the :data:`FAILURE_STATUSES`.  The documents hold the
 plain string values (``Status.PASS.value == "pass"``); a member compares equal to its
 value, so code reading a document compares with the members directly.
 """
@@ -77,8 +77,8 @@ REQUIREMENT_STATUSES: tuple[Status, ...] = (
 )
 """What a requirement's row says, in the order of the report's ``summary``."""
 
-FAILURE_KINDS: tuple[Status, ...] = (Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.FLAKY)
-"""The ``kind`` of one failure a test found (and the status of a test it failed)."""
+FAILURE_STATUSES: tuple[Status, ...] = (Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.FLAKY)
+"""The ``status`` of one failure a test found (and the status of a test it failed)."""
 
 SHOWN: tuple[Status, ...] = (
     Status.PASS,

@@ -133,6 +133,7 @@ def test_report_schema_and_build_info_are_in_the_wheel(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "acl_conformance/reports/schema/report-1.schema.json" in names
     assert "acl_conformance/reports/schema/report-2.schema.json" in names
+    assert "acl_conformance/reports/schema/report-4.schema.json" in names
     assert "acl_conformance/_build_info.json" in names
 
 

@@ -96,7 +96,7 @@ def test_a_listed_failure_is_an_expected_failure(
     (rec,) = doc["results"]
     assert rec["status"] == "xfail" and rec["expected_failure"] == key
     assert rec["failed_requirement"] == "KIND-ACCEPTED"
-    assert doc["expectations"]["entries"][0]["kind"] == (
+    assert doc["expectations"]["entries"][0]["target"] == (
         "requirement" if key == "KIND-ACCEPTED" else "test"
     )
 

@@ -69,7 +69,7 @@ def test_both_answers_show_on_top_of_the_page(tmp_path) -> None:
         _test("t_b", "xfail", ["KIND-REJECTED"], failed="KIND-REJECTED", expected="KIND-REJECTED"),
         _test("t_a", "pass", ["KIND-ACCEPTED"]),
     ]
-    entry = {"key": "KIND-REJECTED", "kind": "requirement", "reason": "known", "link": None}
+    entry = {"key": "KIND-REJECTED", "target": "requirement", "reason": "known", "link": None}
     doc = _results(tests, ["KIND-ACCEPTED", "KIND-REJECTED"], file="e.txt", entries=[entry])
     report = reports.build(doc, SUITE, RUN)
     assert report["gate"]["result"] == "pass" and report["verdict"] == "not conformant"

@@ -28,14 +28,14 @@ RUN = {
 
 
 def _test(sid: str, status: str, reqs: list[str], failed: str | None = None, **kw: Any) -> dict:
-    """A test record as the plugin writes it (results schema 2).  ``checks``: checks per
+    """A test record as the plugin writes it (results schema 3).  ``checks``: checks per
     requirement (default: one of each it carries, when it passed or failed elsewhere)."""
     failure = (
         {
             "requirement": failed,
             "also": kw.get("also", []),
             "identity": f"{failed} at aclrtMemcpyToSymbolAsync",
-            "kind": "fail",
+            "status": "fail",
             "expected": kw.get("expected") if status == "xfail" else None,
             "same_as": kw.get("same_as"),
             "calls": ["#1 aclrtSetDevice(0)", "#2 aclrtMemcpyToSymbolAsync(...)"],
@@ -244,7 +244,7 @@ def test_an_expected_failure_keeps_the_verdict_red_and_the_gate_green(tmp_path) 
     ]
     entry = {
         "key": "KIND-REJECTED",
-        "kind": "requirement",
+        "target": "requirement",
         "reason": "D2H accepted, fix pending",
         "link": "https://example.org/issues/7",
     }
@@ -328,8 +328,8 @@ def test_a_run_that_checked_nothing_is_not_conformant() -> None:
     assert report["gate"]["result"] == "fail"
 
 
-def _entry(key: str, kind: str) -> dict:
-    return {"key": key, "kind": kind, "reason": "r", "link": None}
+def _entry(key: str, target: str) -> dict:
+    return {"key": key, "target": target, "reason": "r", "link": None}
 
 
 def test_stale_and_unused_entries(tmp_path) -> None:
@@ -417,3 +417,63 @@ def test_schema_rejects_what_it_must() -> None:
         damage(broken)
         with pytest.raises(jsonschema.ValidationError):
             _validate(broken)
+
+
+def _schema_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a suite of results schema 2 wrote it, before the renames of
+    docs/glossary.md: a failure's ``status`` was its ``kind``, an expectations or flakes
+    entry's ``target`` its ``kind``."""
+    old: dict[str, Any] = json.loads(json.dumps(doc))
+    old["schema"] = "acl-conformance-results/2"
+    for t in old["results"]:
+        for f in t["failures"]:
+            f["kind"] = f.pop("status")
+    for listing in (old["expectations"], old.get("flakes") or {}):
+        for e in listing.get("entries", []):
+            e["kind"] = e.pop("target")
+    return old
+
+
+def test_a_results_document_of_schema_2_gives_the_same_report(tmp_path) -> None:
+    """Reports are made of an earlier suite's results.json too: its old field names are
+    read as the new ones (``reports/upgrade.py``)."""
+    tests = [
+        _test("test_a.py::t", "xpass", ["KIND-ACCEPTED"], expected="test_a.py::t"),
+        _test(
+            "test_b.py::t", "fail", ["KIND-REJECTED", "HYGIENE-NO-WRITE"], failed="KIND-REJECTED"
+        ),
+        _test(
+            "test_c.py::t",
+            "xfail",
+            ["BOUNDS-OVERFLOW", "EFFECT-BYTES"],
+            failed="BOUNDS-OVERFLOW",
+            expected="BOUNDS-OVERFLOW",
+        ),
+        _test("test_d.py::t", "crash", ["PAGEABLE-BLOCKS"]),
+    ]
+    doc = _results(
+        tests,
+        ["KIND-ACCEPTED", "KIND-REJECTED", "HYGIENE-NO-WRITE", "BOUNDS-OVERFLOW", "EFFECT-BYTES"],
+        file="exp.txt",
+        entries=[_entry("test_a.py::t", "test"), _entry("BOUNDS-OVERFLOW", "requirement")],
+    )
+    old = _schema_2(doc)
+    assert "status" not in old["results"][1]["failures"][0]
+    assert "target" not in old["expectations"]["entries"][0]
+    report = reports.build(doc, SUITE, RUN)
+    _validate(report)
+    assert report["expectations"]["stale_entries"] == [
+        {"key": "test_a.py::t", "target": "test", "requirement": ""}
+    ]
+    assert _row(report, "KIND-REJECTED")["status"] == "fail"
+    assert _row(report, "BOUNDS-OVERFLOW")["status"] == "xfail"
+    assert reports.build(old, SUITE, RUN) == report
+    # and through the command line, from a file
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(old))
+    from acl_conformance.conformance.command_line.cli import main
+
+    assert main(["report", str(path), "--report-dir", str(tmp_path / "out")]) in (0, 1)
+    rebuilt = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert rebuilt["requirements"] == report["requirements"]
+    assert rebuilt["expectations"] == report["expectations"]

@@ -139,7 +139,7 @@ def test_the_journal_keeps_what_finished(tmp_path: Path) -> None:
 
 def _flaky(sid: str, reqs: list[str], failed: str, **kw: Any) -> dict:
     t = _test(sid, "flaky", reqs, failed=failed, **kw)
-    t["failures"][0]["kind"] = "flaky"
+    t["failures"][0]["status"] = "flaky"
     t["failures"][0]["replay"] = {"reproduced": False, "broken": [], "trace_file": "r.json"}
     t["failures"][0]["flake"] = kw.get("flake")
     return t
@@ -149,7 +149,7 @@ def _with_flakes(doc: dict[str, Any], *keys: str) -> dict[str, Any]:
     doc["flakes"] = {
         "file": "flakes.txt",
         "entries": [
-            {"key": k, "kind": "test" if k.startswith("t") else "requirement", "reason": "timing"}
+            {"key": k, "target": "test" if k.startswith("t") else "requirement", "reason": "timing"}
             for k in keys
         ],
     }

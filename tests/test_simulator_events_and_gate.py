@@ -209,12 +209,12 @@ def test_gate_holds_only_its_stream(sim: Simulator) -> None:
     sim.open_gate(g)
 
 
-@pytest.mark.parametrize("kind", ["pinned", "registered"])
+@pytest.mark.parametrize("memory", ["pinned", "registered"])
 def test_pinned_copy_behind_a_closed_gate_returns_at_once_and_is_not_visible(
-    sim: Simulator, kind: str
+    sim: Simulator, memory: str
 ) -> None:
     g = gate(sim)
-    src = host(sim, b"\xaa\xbb\xcc\xdd", kind)
+    src = host(sim, b"\xaa\xbb\xcc\xdd", memory)
     # The gate stays closed: a call that waited would be stopped by the watchdog.
     code, _ = bounded(sim, lambda: sim.memcpy_to_symbol_async(sym(sim, "g_u32"), src, 4, 0, H2D, 0))
     assert code == 0

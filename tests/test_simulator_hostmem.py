@@ -119,10 +119,10 @@ def test_addresses_are_never_reused(eager: Simulator) -> None:
 
 
 # -- byte access ------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["pinned", "pageable"])
-def test_write_and_read_host(eager: Simulator, kind: str) -> None:
+@pytest.mark.parametrize("memory", ["pinned", "pageable"])
+def test_write_and_read_host(eager: Simulator, memory: str) -> None:
     sim = eager
-    ptr = host(sim, bytes(100), kind)
+    ptr = host(sim, bytes(100), memory)
     assert sim.write_host(ptr + 10, b"hello") == 0
     assert sim.read_host(ptr + 8, 9) == (0, b"\0\0hello\0\0")
     assert sim.read_host(ptr, 100)[1][10:15] == b"hello"
@@ -200,7 +200,7 @@ def test_registration_survives_free_as_a_stale_entry(eager: Simulator) -> None:
     assert sim.host_unregister(page) == 0
 
 
-# -- what the kind of memory means for a copy -------------------------------------------------
+# -- what a buffer's memory means for a copy --------------------------------------------------
 def test_pinned_registered_and_pageable_paths(sim: Simulator) -> None:
     pinned = host(sim, b"a" * 64, "pinned")
     pageable = host(sim, b"b" * 64, "pageable")

@@ -48,16 +48,16 @@ def initial(sim: Simulator, name: str) -> bytes:
     return expected_pattern(names.index(name), symbols(sim)[name].size)
 
 
-def host(sim: Simulator, data: bytes, kind: str = "pinned") -> int:
+def host(sim: Simulator, data: bytes, memory: str = "pinned") -> int:
     """A host buffer holding ``data``: ``pinned`` (aclrtMallocHost), ``pageable`` or
     ``registered`` (pageable, then aclrtHostRegisterV2)."""
     size = max(len(data), 1)
-    if kind == "pinned":
+    if memory == "pinned":
         code, ptr = sim.malloc_host(size)
     else:
         code, ptr = sim.malloc_pageable(size)
     assert code == 0
-    if kind == "registered":
+    if memory == "registered":
         assert sim.host_register(ptr, size) == 0
     assert sim.write_host(ptr, data) == 0
     return ptr

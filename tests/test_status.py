@@ -14,7 +14,7 @@ from acl_conformance.conformance.command_line import runner
 from acl_conformance.reports import aggregate
 from acl_conformance.reports import html
 from acl_conformance.reports import markdown
-from acl_conformance.reports.status import FAILURE_KINDS
+from acl_conformance.reports.status import FAILURE_STATUSES
 from acl_conformance.reports.status import REQUIREMENT_STATUSES
 from acl_conformance.reports.status import SHOWN
 from acl_conformance.reports.status import TEST_STATUSES
@@ -47,7 +47,7 @@ def test_every_status_a_report_shows_is_a_member() -> None:
     assert set(SHOWN) == shown and len(SHOWN) == len(shown)
     assert set(aggregate.SUMMARY_KEYS) == shown
     assert shown >= aggregate.BAD | aggregate.NOT_MET | aggregate.UNDECIDED_WHEN_STOPPED
-    assert set(FAILURE_KINDS) <= set(TEST_STATUSES)
+    assert set(FAILURE_STATUSES) <= set(TEST_STATUSES)
 
 
 def test_a_member_is_its_word() -> None:
@@ -98,7 +98,7 @@ def _results(status: Status) -> dict[str, Any]:
         Status.NOT_SUPPORTED: (Status.NOT_SUPPORTED, [], 0),
     }[status]
     return {
-        "schema": "acl-conformance-results/2",
+        "schema": "acl-conformance-results/3",
         "adapter": "sim",
         "profile": "spec",
         "requirements": [
@@ -120,15 +120,15 @@ def _results(status: Status) -> dict[str, Any]:
     }
 
 
-def _failure(kind: Status, expected: str | None = None) -> dict[str, Any]:
+def _failure(status: Status, expected: str | None = None) -> dict[str, Any]:
     return {
         "requirement": "R-1",
         "also": [],
         "identity": "R-1 at a check",
-        "kind": kind.value,
+        "status": status.value,
         "expected": expected,
         "same_as": None,
         "calls": ["aclInit(NULL)"],
         "call_count": 1,
-        "message": f"[R-1] {kind.value}",
+        "message": f"[R-1] {status.value}",
     }

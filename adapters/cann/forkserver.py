@@ -162,10 +162,10 @@ class ForkServer:
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            kind, value = self._replies.pop(tag, ("error", -1))
-            if kind != "pid":
+            reply_type, value = self._replies.pop(tag, ("error", -1))
+            if reply_type != "pid":
                 self._live -= 1
-        if kind != "pid":
+        if reply_type != "pid":
             for fd in (in_w, out_r):
                 os.close(fd)
             why = self._dead or ("no answer" if value < 0 else f"fork failed: {os.strerror(value)}")

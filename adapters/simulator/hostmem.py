@@ -132,7 +132,8 @@ class HostMemory:
         return None
 
     def free(self, address: int, pinned: bool) -> bool:
-        """Release the buffer that starts at ``address`` and is of this kind; False if none."""
+        """Release the buffer that starts at ``address`` and is of this memory (pinned or not);
+        False if none."""
         with self._lock:
             buf = self._buffers.get(address)
             if buf is None or buf.pinned != pinned:

@@ -112,7 +112,7 @@ def _first_failure(
     for r in results:
         elapsed += float(r.get("duration_s") or 0)
         for f in r.get("failures") or []:
-            if f.get("kind") in (Status.FAIL, Status.FLAKY) and (
+            if f.get("status") in (Status.FAIL, Status.FLAKY) and (
                 req is None or f.get("requirement") == req
             ):
                 return round(elapsed, 3), r, f

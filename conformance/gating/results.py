@@ -23,7 +23,7 @@ from acl_conformance.reports.status import Status
 
 from .expectations import short_id
 
-SCHEMA = "acl-conformance-results/2"
+SCHEMA = "acl-conformance-results/3"
 
 # A test's status is one of ``reports.status.TEST_STATUSES`` (the enum says what each
 # means); ``fail``: the backend broke a requirement (the record's ``failures`` say which).
@@ -41,7 +41,7 @@ NOT_SUPPORTED = "not supported: "
 
 ACL_STATUS = "acl_status"
 """The user property in which the plugin gives a test's status when pytest's outcome does
-not tell it (``declined``, ``xpass``, or the kind of the failure it found); its value is
+not tell it (``declined``, ``xpass``, or the status of the failure it found); its value is
 the status' string (pytest-xdist carries user properties as plain data)."""
 
 

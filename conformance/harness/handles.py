@@ -34,12 +34,13 @@ CREATES: Mapping[str, tuple[str, str]] = {
     "malloc_host": ("host_ptr", "pinned"),
     "malloc_pageable": ("ptr", "pageable"),
 }
-"""CallRecord -> (the output holding what it created, the name's stem: its type)."""
+"""CallRecord -> (the output holding what it created, the stem of its C name: its handle
+type, or the memory of a host buffer)."""
 
 HANDLE_TYPES = ("stream", "event", "gate")
 """The types of handle, each also the name of the argument that passes one."""
 
-_KIND_OF_CTYPE = {"aclrtStream": "stream", "aclrtEvent": "event"}
+_HANDLE_TYPE_OF_CTYPE = {"aclrtStream": "stream", "aclrtEvent": "event"}
 
 GARBAGE = "(void *)garbage"
 """The C name of the handle the recorded backend offered as garbage (the prelude's)."""
@@ -89,19 +90,19 @@ class Handles:
         created = CREATES.get(call.name)
         if created is None:
             return None
-        key, kind = created
+        key, stem = created
         if call.args.get(f"null_{key}"):
             return None
-        n = self._counts.get(kind, 0)
-        self._counts[kind] = n + 1
-        name = f"{kind}{n}"
+        n = self._counts.get(stem, 0)
+        self._counts[stem] = n + 1
+        name = f"{stem}{n}"
         old = call.outputs.get(key)
         new = None if now is None else now.get(key)
         if call.code != 0 or not old or (now is not None and not new):
             return name
         known = _Known(name, None if new is None else int(new))
-        if kind in HANDLE_TYPES:
-            self._handles[(kind, int(old))] = known
+        if stem in HANDLE_TYPES:
+            self._handles[(stem, int(old))] = known
         else:
             known.size = int(call.args.get("size", 0))
             self._buffers[int(old)] = known
@@ -124,18 +125,18 @@ class Handles:
     def name(self, ctype: str, value: int) -> str | None:
         """The C expression of recorded ``value`` passed as a ``ctype`` (a name_of for
         :func:`~acl_conformance.reference_impl.calls.render_call`); None if it has none."""
-        kind = _KIND_OF_CTYPE.get(ctype)
-        if kind is not None:
-            return self.handle_name(kind, value)
+        handle_type = _HANDLE_TYPE_OF_CTYPE.get(ctype)
+        if handle_type is not None:
+            return self.handle_name(handle_type, value)
         return self.address_name(value)
 
-    def handle_name(self, kind: str, value: int) -> str | None:
+    def handle_name(self, handle_type: str, value: int) -> str | None:
         """The C variable a recorded stream, event or gate was received into."""
         if value == 0:
             return "NULL"
         if self.invalid is not None and value == self.invalid:
             return GARBAGE
-        known = self._handles.get((kind, value))
+        known = self._handles.get((handle_type, value))
         return None if known is None else known.name
 
     def address_name(self, value: int) -> str | None:

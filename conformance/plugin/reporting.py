@@ -125,7 +125,7 @@ def pytest_runtest_makereport(
     record = _failure_record(item, failure, expected, same_as)
     report.user_properties.append(("acl_failure", record))
     if expected is None:
-        report.user_properties.append((results.ACL_STATUS, record["kind"]))
+        report.user_properties.append((results.ACL_STATUS, record["status"]))
     for key in ("reproduce", "calls", "call_count", "message", "trace_file"):
         report.user_properties.append((key, record[key]))
     if isinstance(failure, ConformanceFailure):
@@ -195,7 +195,7 @@ def _failure_record(
         "requirement": getattr(failure, "requirement", None),
         "also": list(getattr(failure, "also", ())),
         "identity": failure.identity if isinstance(failure, ConformanceFailure) else None,
-        "kind": status.value,
+        "status": status.value,
         "expected": expected,
         "same_as": same_as,
         "calls": history[-60:],

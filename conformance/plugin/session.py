@@ -169,7 +169,7 @@ def _listing(listing: Expectations) -> dict[str, Any]:
         "entries": [
             {
                 "key": e.key,
-                "kind": "requirement" if e.is_requirement else "test",
+                "target": "requirement" if e.is_requirement else "test",
                 "reason": e.reason,
                 "link": e.link,
             }

@@ -54,7 +54,7 @@ def _to_mask(report: pytest.TestReport) -> frozenset[str]:
     """What the attempt's failure says to mask next: the requirement it cites and those it
     could equally be charged to (nothing for a crash, a timeout or a suite error)."""
     failure = props(report).get("acl_failure")
-    if not isinstance(failure, dict) or failure.get("kind") not in (Status.FAIL, Status.FLAKY):
+    if not isinstance(failure, dict) or failure.get("status") not in (Status.FAIL, Status.FLAKY):
         return frozenset()
     return frozenset(r for r in [failure.get("requirement"), *failure.get("also", [])] if r)
 

@@ -1,0 +1,46 @@
+"""A results document of an earlier schema, read as one of the current schema.
+
+The fields renamed since schema ``acl-conformance-results/2`` are given their new names
+(a copy is made; the document given is not changed), so that a report can still be made
+of a results.json an earlier suite wrote:
+
+- a failure's ``kind`` is its ``status`` (fail, crash, timeout or flaky);
+- an expectations or flakes entry's ``kind`` (requirement or test) is its ``target``.
+
+A record of schema 1 (one failure, flat, no ``failures``) is read by ``aggregate``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def current(results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` with the field names of the current schema."""
+    out = dict(results)
+    if isinstance(results.get("results"), list):
+        out["results"] = [_record(t) for t in results["results"]]
+    for listing in ("expectations", "flakes"):
+        if isinstance(results.get(listing), dict):
+            out[listing] = _listing(results[listing])
+    return out
+
+
+def _renamed(d: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """``d`` with its ``old`` key called ``new`` (when it has the one and not the other)."""
+    if old not in d or new in d:
+        return d
+    return {(new if k == old else k): v for k, v in d.items()}
+
+
+def _record(t: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(t.get("failures"), list):
+        return t
+    return {**t, "failures": [_renamed(f, "kind", "status") for f in t["failures"]]}
+
+
+def _listing(listing: dict[str, Any]) -> dict[str, Any]:
+    entries = listing.get("entries")
+    if not isinstance(entries, list):
+        return listing
+    return {**listing, "entries": [_renamed(e, "kind", "target") for e in entries]}

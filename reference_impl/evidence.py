@@ -1,4 +1,4 @@
-"""What a verdict rests on: the checks the model made, and the allowed outcomes it saw.
+"""What a requirement status rests on: the checks the model made, and the allowed outcomes it saw.
 
 A *check* is one judgement of the model charged to one requirement: a return code
 matched against what the profile allows, a read judged byte by byte, an output

@@ -1,6 +1,6 @@
 """The evidence a call or a read leaves: the checks it made and the outcomes it saw.
 
-Nothing here judges: the verdicts are the profile's (return codes) and the memory
+Nothing here judges: the judgements are the profile's (return codes) and the memory
 model's (bytes).  This module records, in ``ModelState.evidence``, which requirements a
 matched answer or a read exercised, and which of the outcomes a requirement leaves
 open were seen (see ``evidence.Evidence``).  ``hygiene`` also keeps the per-stream

@@ -1,6 +1,6 @@
-"""From per-test results to per-requirement verdicts, with their evidence; the two answers.
+"""From per-test results to per-requirement statuses, with their evidence; the two answers.
 
-A requirement's verdict rests on *checks* (judgements of the model charged to it) and
+A requirement's status rests on *checks* (judgements of the model charged to it) and
 on *failures* (a check that went wrong, charged to it):
 
 - ``fail``: a failure is charged to it that the expectations file does not list;

@@ -8,7 +8,7 @@ from .status import Status
 
 
 def evidence_lines(r: dict[str, Any]) -> list[str]:
-    """What a requirement's verdict rests on, one sentence a line."""
+    """What a requirement's status rests on, one sentence a line."""
     out = [
         f"{r.get('checks', 0)} checks of it ran"
         + (", all passed" if r["status"] == Status.PASS else "")

@@ -155,7 +155,7 @@ def test_each_thread_has_its_own_context_and_agent_thread(agent: CannAdapter) ->
     assert tasks() <= before
 
 
-def test_protocol_error_is_not_a_backend_verdict(agent: CannAdapter) -> None:
+def test_protocol_error_is_not_a_backend_answer(agent: CannAdapter) -> None:
     with pytest.raises(ProtocolError, match="unknown command 'frobnicate'"):
         agent_process(agent).call(1, "frobnicate")
     with pytest.raises(ProtocolError, match="bad int32 argument 'x'"):

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from acl_conformance.conformance.command_line import selfcheck
 from acl_conformance.conformance.command_line.cli import main
 from acl_conformance.reference_impl.catalogue import CATALOGUE
 from acl_conformance.reference_impl.catalogue import for_profile
@@ -131,6 +132,22 @@ def test_selfcheck_prints_a_row_per_variant_as_each_finishes(
     for k, row in enumerate(rows, 1):
         assert re.match(rf"\[{k}/2\] bound-(lt|one-past) \(spec\)\s+caught\s+\d+\.\d s$", row), row
     assert {r.split()[1] for r in rows} == {"bound-lt", "bound-one-past"}
+    assert selfcheck.HEAD in out and " verdict " not in selfcheck.HEAD
     doc = json.loads((tmp_path / "selfcheck.json").read_text())
-    assert [d["variant"] for d in doc] == ["bound-lt", "bound-one-past"]
+    assert doc["schema"] == selfcheck.SCHEMA == "acl-conformance-selfcheck/2"
+    assert [d["variant"] for d in doc["results"]] == ["bound-lt", "bound-one-past"]
+    assert [d["result"] for d in doc["results"]] == ["caught", "caught"]
     assert [p.name for p in tmp_path.parent.iterdir() if "partial" in p.name] == []
+
+
+def test_a_selfcheck_json_of_schema_1_is_read() -> None:
+    """selfcheck.json as an earlier suite wrote it (schema 1: the bare list, each variant
+    result called ``verdict``) reads as one of schema 2."""
+    r = selfcheck.VariantResult(
+        "bound-lt", "mutant", "spec", "BOUNDS-END-EXACT", "caught", True, first_test="t"
+    )
+    new = json.loads(json.dumps(selfcheck.to_json([r])))
+    assert new["schema"] == selfcheck.SCHEMA and new["results"][0]["result"] == "caught"
+    old = [{("verdict" if k == "result" else k): v for k, v in new["results"][0].items()}]
+    assert "result" not in old[0] and old[0]["verdict"] == "caught"
+    assert selfcheck.from_json(old) == selfcheck.from_json(new) == [r]

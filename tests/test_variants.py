@@ -111,12 +111,12 @@ def test_variant(name: str, profile: str) -> None:
         targeted=True,  # a combination of bugs runs the whole suite anyway
     )
     if v.is_mutant(profile):
-        assert r.verdict == "caught", (
+        assert r.result == "caught", (
             f"mutant {name} ({v.description}) survived under {profile}: no failure cites "
             f"{r.requirement}; failures cited {r.failed_requirements} in {r.failing_tests[:5]}; {r.detail}"
         )
     else:
-        assert r.verdict == "accepted", (
+        assert r.result == "accepted", (
             f"legal variant {name} ({v.description}) was rejected under {profile}: "
             f"{r.failing_tests[:5]} {r.failed_requirements}; {r.detail}"
         )

@@ -228,7 +228,7 @@ def _selfcheck(args: argparse.Namespace, where: Path, out: Path) -> int:
     )
     for r in results:
         if not r.ok:
-            sys.stdout.write(f"  {r.variant} ({r.profile}): {r.verdict}; {r.detail}\n")
+            sys.stdout.write(f"  {r.variant} ({r.profile}): {r.result}; {r.detail}\n")
     return 0 if all(r.ok for r in results) else 1
 
 

@@ -53,8 +53,9 @@ class VariantResult:
     """'mutant', 'legal' or 'combination'."""
     profile: str
     requirement: str | None
-    verdict: str
-    """'caught' / 'survived' for mutants, 'accepted' / 'rejected' for legal variants, or 'error'."""
+    result: str
+    """The variant result: 'caught' / 'survived' for mutants, 'accepted' / 'rejected' for
+    legal variants, or 'error'."""
     ok: bool
     seconds_to_first_failure: float | None = None
     counterexample_calls: int | None = None
@@ -217,7 +218,7 @@ def check(
         res.also_failing = sorted(set(bad) - {req})
     else:
         res.ok = not bad and not res.failing_tests
-    res.verdict = (
+    res.result = (
         ("caught" if res.ok else "survived") if mutant else ("accepted" if res.ok else "rejected")
     )
     return res
@@ -266,7 +267,7 @@ def run(
 
 
 HEAD = (
-    f"{'variant':26} {'sort':6} {'profile':7} {'requirement':27} {'verdict':9} "
+    f"{'variant':26} {'sort':6} {'profile':7} {'requirement':27} {'result':9} "
     f"{'first fail s':>12} {'calls':>5} {'wall s':>6}  first failing test; also failing"
 )
 
@@ -280,7 +281,7 @@ def row(r: VariantResult) -> str:
     elif r.sort == "legal" and not r.ok:
         tail = f"not passing: {', '.join(r.failed_requirements) or r.detail}"
     return (
-        f"{r.variant:26} {r.sort[:6]:6} {r.profile:7} {r.requirement or '-':27} {r.verdict:9} "
+        f"{r.variant:26} {r.sort[:6]:6} {r.profile:7} {r.requirement or '-':27} {r.result:9} "
         f"{t:>12} {calls:>5} {r.wall_s:>6.1f}  {tail}"
     )
 
@@ -288,7 +289,7 @@ def row(r: VariantResult) -> str:
 def progress_row(k: int, n: int, r: VariantResult) -> str:
     """The line said as a pair finishes: ``[12/66] name (profile)  caught  3.2 s``."""
     width = max(len(v.name) for v in CATALOGUE) + 7
-    return f"[{k}/{n}] {f'{r.variant} ({r.profile})':{width}}  {r.verdict:9} {r.wall_s:6.1f} s"
+    return f"[{k}/{n}] {f'{r.variant} ({r.profile})':{width}}  {r.result:9} {r.wall_s:6.1f} s"
 
 
 def table(results: list[VariantResult]) -> str:
@@ -308,5 +309,21 @@ def score(results: list[VariantResult]) -> str:
     )
 
 
-def to_json(results: list[VariantResult]) -> list[dict[str, object]]:
-    return [asdict(r) for r in results]
+SCHEMA = "acl-conformance-selfcheck/2"
+"""The schema of selfcheck.json: ``{"schema": SCHEMA, "results": [a VariantResult, ...]}``.
+Schema 1 (no ``schema`` field) was the bare list, each result's ``result`` called
+``verdict``."""
+
+
+def to_json(results: list[VariantResult]) -> dict[str, Any]:
+    """selfcheck.json's document."""
+    return {"schema": SCHEMA, "results": [asdict(r) for r in results]}
+
+
+def from_json(doc: dict[str, Any] | list[dict[str, Any]]) -> list[VariantResult]:
+    """The results of a selfcheck.json document, of schema 2 or of schema 1."""
+    rows = doc if isinstance(doc, list) else doc["results"]
+    return [
+        VariantResult(**{("result" if k == "verdict" else k): v for k, v in row.items()})
+        for row in rows
+    ]

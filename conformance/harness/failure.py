@@ -259,7 +259,7 @@ class Declined(unittest.SkipTest):
 
 
 class BackendCrash(Exception):
-    """The backend raised, died or became unusable instead of answering (verdict CRASH)."""
+    """The backend raised, died or became unusable instead of answering (status crash)."""
 
     def __init__(self, message: str, snapshot: FailureSnapshot | None = None):
         self.trace: list[CallRecord] = list(snapshot.trace) if snapshot is not None else []
@@ -269,4 +269,4 @@ class BackendCrash(Exception):
 
 
 class BackendTimeout(BackendCrash):
-    """A call did not return in time (verdict TIMEOUT)."""
+    """A call did not return in time (status timeout)."""

@@ -4,8 +4,8 @@ A test stops at its first failure, so whatever it would have gone on to check st
 unchecked.  When a test fails on requirement R (or on a requirement the expectations
 file lists), it is run again with R *masked*: the harness declines the steps that put
 R at stake and sets aside what it already knows R breaks, so the rest of the test
-runs to its end and its other requirements get a real verdict.  A further failure
-masks its requirement too, up to ``MAX_ATTEMPTS`` runs.
+runs to its end and its other requirements get a requirement status of their own.  A
+further failure masks its requirement too, up to ``MAX_ATTEMPTS`` runs.
 
 pytest sees one result per test: the attempts are merged (every failure found, the
 checks of every attempt, the masks of the last), and logged once.

@@ -142,7 +142,7 @@ def _query_stream(
             )
         ]
     if open_question:
-        state.evidence.saw(STREAM_QUERY, QUERY_COMPLETE if status == complete else QUERY_NOT_READY)
+        state.tally.saw(STREAM_QUERY, QUERY_COMPLETE if status == complete else QUERY_NOT_READY)
     if status == complete:
         e.stream.after_sync_copy = False
         state.complete(frontier, (STREAM_QUERY, call))
@@ -314,7 +314,7 @@ def _report_symbol_size(
                 observed=str(got),
             )
         ]
-    state.evidence.check(SYMBOL_SIZE_AS_DECLARED)
+    state.tally.check(SYMBOL_SIZE_AS_DECLARED)
     return []
 
 

@@ -43,7 +43,7 @@ def copy_to_symbol(
     if e.either_kind:
         # The source starts in page-locked memory and runs past it (or lies in memory
         # whose registration may not have outlived a free): either path is accepted.
-        state.evidence.check(PINNED_START_POINTER)
+        state.tally.check(PINNED_START_POINTER)
     base: Bytes | None = None
     if e.source is not None:
         lo = e.source_offset
@@ -73,10 +73,10 @@ def copy_to_symbol(
             )
         else:
             if not state.all_done(q.frontier):
-                state.evidence.check(PAGEABLE_DRAINS_STREAM)
+                state.tally.check(PAGEABLE_DRAINS_STREAM)
             state.complete(q.frontier, (PAGEABLE_DRAINS_STREAM, call))
         task = state.order.enqueue(q)
-        state.evidence.check(PAGEABLE_BLOCKS)
+        state.tally.check(PAGEABLE_BLOCKS)
         state.complete({q.key: task.index}, (PAGEABLE_BLOCKS, call))
     elif e.mode == "pinned":
         assert e.stream is not None

@@ -63,7 +63,7 @@ BRANCH_NAMES: Mapping[str, tuple[str, str]] = MappingProxyType(
 
 
 @dataclass
-class Evidence:
+class Tally:
     """Checks and outcomes seen, per requirement (for one test, or summed over a run)."""
 
     checks: Counter[str] = field(default_factory=Counter)
@@ -86,7 +86,7 @@ class Evidence:
         names = BRANCH_NAMES.get(requirement, (ACCEPTED, REJECTED))
         self.saw(requirement, names[0] if accepted else names[1])
 
-    def merge(self, other: Evidence) -> None:
+    def merge(self, other: Tally) -> None:
         self.checks.update(other.checks)
         for r, s in other.seen.items():
             self.seen.setdefault(r, set()).update(s)
@@ -102,7 +102,7 @@ class Evidence:
         }
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any] | None) -> Evidence:
+    def from_json(cls, doc: Mapping[str, Any] | None) -> Tally:
         ev = cls()
         if not doc:
             return ev
@@ -114,7 +114,7 @@ class Evidence:
         return ev
 
     @classmethod
-    def total(cls, parts: Iterable[Evidence]) -> Evidence:
+    def total(cls, parts: Iterable[Tally]) -> Tally:
         out = cls()
         for p in parts:
             out.merge(p)

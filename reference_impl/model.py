@@ -37,7 +37,7 @@ from .calls import render_call
 from .constants import ACL_SUCCESS
 from .constants import Capabilities
 from .constants import error_name
-from .evidence import Evidence
+from .evidence import Tally
 from .judgement import Judgement
 from .judgement import Violation
 from .judgement import some
@@ -61,12 +61,12 @@ class Model(Queries):
         self,
         profile: str | Profile = "spec",
         capabilities: Capabilities | None = None,
-        evidence: Evidence | None = None,
+        tally: Tally | None = None,
     ) -> None:
         super().__init__(
             get_profile(profile) if isinstance(profile, str) else profile,
             capabilities or Capabilities(),
-            evidence,
+            tally,
         )
 
     # -- set-up -----------------------------------------------------------

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .constants import Capabilities
-from .evidence import Evidence
+from .evidence import Tally
 from .judgement import Cause
 from .judgement import Judgement
 from .judgement import Violation
@@ -100,12 +100,10 @@ LastRead = tuple[Judgement | None, list[tuple[int, int, list[npt.NDArray[np.uint
 class ModelState:
     """What the model knows after the calls it was told of, for one backend run."""
 
-    def __init__(
-        self, profile: Profile, capabilities: Capabilities, evidence: Evidence | None
-    ) -> None:
+    def __init__(self, profile: Profile, capabilities: Capabilities, tally: Tally | None) -> None:
         self.profile = profile
         self.caps = capabilities
-        self.evidence = evidence if evidence is not None else Evidence()
+        self.tally = tally if tally is not None else Tally()
         """The checks made and the outcomes seen (may be shared by several models)."""
         self.masks: frozenset[str] = frozenset()
         """Requirements known to fail (in this run, or listed as expected failures): a
@@ -259,6 +257,6 @@ class ModelState:
             if hit is None:
                 kept.append(v)
             else:
-                self.evidence.set_aside[hit] += 1
+                self.tally.set_aside[hit] += 1
                 self.set_aside.append(v)
         return kept

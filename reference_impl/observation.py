@@ -42,7 +42,7 @@ def observe(
             # the new start.
             if (device, sym.name) in state.reset:
                 state.reset.discard((device, sym.name))
-                state.evidence.check(DEVICE_RESET_CONTENTS)
+                state.tally.check(DEVICE_RESET_CONTENTS)
             var.forget(obs.copy())
             state.last_read = (call, [(offset, offset + len(data), None)])
             return []

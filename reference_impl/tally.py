@@ -1,9 +1,9 @@
-"""The evidence a call or a read leaves: the checks it made and the outcomes it saw.
+"""The tally a call or a read adds to: the checks it made and the outcomes it saw.
 
 Nothing here judges: the judgements are the profile's (return codes) and the memory
-model's (bytes).  This module records, in ``ModelState.evidence``, which requirements a
+model's (bytes).  This module records, in ``ModelState.tally``, which requirements a
 matched answer or a read exercised, and which of the outcomes a requirement leaves
-open were seen (see ``evidence.Evidence``).  ``hygiene`` also keeps the per-stream
+open were seen (see ``evidence.Tally``).  ``hygiene`` also keeps the per-stream
 flags (a rejected call since the last synchronisation, a synchronous copy since the
 stream was last known complete) that name the likelier cause of a busy stream.
 """
@@ -57,7 +57,7 @@ _SYMBOL_COPIES = frozenset(
 
 def count_match(state: ModelState, call: Judgement, alt: Alternative, code: int) -> None:
     """The checks a matched answer passed, and which way an open check went."""
-    ev = state.evidence
+    ev = state.tally
     ev.check(alt.requirement, *alt.also)
     if call.name in _SYMBOL_COPIES:
         ev.check(RETURN_CODES)
@@ -101,11 +101,11 @@ def hygiene(state: ModelState, call: Judgement, code: int) -> None:
         stream.after_rejection = True
     elif stream.after_rejection:
         if call.name.startswith("memcpy"):
-            state.evidence.check(HYGIENE_STREAM_USABLE)
+            state.tally.check(HYGIENE_STREAM_USABLE)
         elif call.name == "stream_query":
-            state.evidence.check(HYGIENE_NO_ENQUEUE)
+            state.tally.check(HYGIENE_NO_ENQUEUE)
         elif call.name.startswith("synchronize"):
-            state.evidence.check(SYNC_ERROR_REPORTING, HYGIENE_NO_ENQUEUE)
+            state.tally.check(SYNC_ERROR_REPORTING, HYGIENE_NO_ENQUEUE)
             stream.after_rejection = False
     if code == ACL_SUCCESS and call.name.startswith("synchronize"):
         stream.after_sync_copy = False
@@ -121,7 +121,7 @@ def read_checks(
     visible: Callable[[Write], bool],
 ) -> None:
     """The checks a read of [lo, lo + len(obs)) made, and the outcomes it saw."""
-    ev = state.evidence
+    ev = state.tally
     hi = lo + len(obs)
     if any(d != device and n == sym.name and v.writes for (d, n), v in state.memory.items()):
         ev.check(DEVICE_INSTANCE, DEVICE_CURRENT)
@@ -152,7 +152,7 @@ def read_checks(
                     else STREAM_FIFO
                 )
         for w in shown:
-            _write_evidence(state, w, a, b, seg, cands)
+            _write_tally(state, w, a, b, seg, cands)
         unordered = [
             (x, y)
             for i, x in enumerate(shown)
@@ -173,10 +173,10 @@ def read_checks(
                 ev.saw(STREAM_UNORDERED, EARLIER_LAST)
 
 
-def _write_evidence(
+def _write_tally(
     state: ModelState, w: Write, a: int, b: int, seg: np.ndarray, cands: tuple[Candidate, ...]
 ) -> None:
-    ev = state.evidence
+    ev = state.tally
     meta = state.meta[w.wid]
     mine = w.value(a, b)
     if state.order.is_done(w.task):

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from acl_conformance.reference_impl.evidence import OUTCOMES
-from acl_conformance.reference_impl.evidence import Evidence
+from acl_conformance.reference_impl.evidence import Tally
 
 from .status import REQUIREMENT_STATUSES
 from .status import Status
@@ -150,8 +150,8 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     failures = _failures(tests)
     charged = _charges(failures)
     failures = _flaky_alike(failures, charged)
-    evidence = {id(t): Evidence.from_json(t.get("evidence")) for t in tests}
-    ev = Evidence.total(evidence.values())
+    tallies = {id(t): Tally.from_json(t.get("tally")) for t in tests}
+    ev = Tally.total(tallies.values())
     unreached = not_reached(results)
     rows = []
     for req in results["requirements"]:
@@ -179,14 +179,14 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "reason": reason,
                 "checks": checks,
                 "outcomes": _outcomes(rid, ev),
-                "masked": _masked(carriers, evidence),
+                "masked": _masked(carriers, tallies),
                 "failures": len(mine),
                 "tests": [
                     {
                         "nodeid": t["suite_id"],
                         "status": t["status"],
                         "duration_s": t["duration_s"],
-                        "checks": evidence[id(t)].checks.get(rid, 0),
+                        "checks": tallies[id(t)].checks.get(rid, 0),
                         "completed": t.get("completed", t["status"] == Status.PASS),
                     }
                     for t in carriers
@@ -308,7 +308,7 @@ def _cited_by(t: dict[str, Any]) -> list[str]:
     return sorted({f["requirement"] for f in t.get("failures") or [] if f.get("requirement")})
 
 
-def _outcomes(rid: str, ev: Evidence) -> dict[str, list[str]] | None:
+def _outcomes(rid: str, ev: Tally) -> dict[str, list[str]] | None:
     """For a requirement whose spec allows several outcomes: which ones were seen."""
     if rid not in OUTCOMES:
         return None
@@ -321,10 +321,10 @@ def _outcomes(rid: str, ev: Evidence) -> dict[str, list[str]] | None:
     }
 
 
-def _masked(carriers: list[dict[str, Any]], evidence: dict[int, Evidence]) -> list[dict[str, Any]]:
+def _masked(carriers: list[dict[str, Any]], tallies: dict[int, Tally]) -> list[dict[str, Any]]:
     """What masking took from the tests of a requirement: per masked requirement, how many
     of its tests ran with it masked, the steps they declined and the violations set aside."""
-    return _mask_rows((t, evidence[id(t)]) for t in carriers)
+    return _mask_rows((t, tallies[id(t)]) for t in carriers)
 
 
 def _counterexample_source(
@@ -389,11 +389,11 @@ def _flake(
 def masking(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Per masked requirement, over the whole run: how many tests ran with it masked, the
     steps they declined and the violations of it they set aside."""
-    return _mask_rows((t, Evidence.from_json(t.get("evidence"))) for t in results["results"])
+    return _mask_rows((t, Tally.from_json(t.get("tally"))) for t in results["results"])
 
 
-def _mask_rows(tests: Iterable[tuple[dict[str, Any], Evidence]]) -> list[dict[str, Any]]:
-    """Per requirement masked in any of ``tests`` (a test's result and its evidence), in ID
+def _mask_rows(tests: Iterable[tuple[dict[str, Any], Tally]]) -> list[dict[str, Any]]:
+    """Per requirement masked in any of ``tests`` (a test's result and its tally), in ID
     order: how many of them ran with it masked, the steps they declined and the violations
     of it they set aside."""
     out: dict[str, dict[str, Any]] = {}

@@ -4,6 +4,8 @@ The fields renamed since schema ``acl-conformance-results/2`` are given their ne
 (a copy is made; the document given is not changed), so that a report can still be made
 of a results.json an earlier suite wrote:
 
+- a test's ``evidence`` (the checks it made, the outcomes it saw, what masking took)
+  is its ``tally``;
 - a failure's ``kind`` is its ``status`` (fail, crash, timeout or flaky);
 - an expectations or flakes entry's ``kind`` (requirement or test) is its ``target``.
 
@@ -34,6 +36,7 @@ def _renamed(d: dict[str, Any], old: str, new: str) -> dict[str, Any]:
 
 
 def _record(t: dict[str, Any]) -> dict[str, Any]:
+    t = _renamed(t, "evidence", "tally")
     if not isinstance(t.get("failures"), list):
         return t
     return {**t, "failures": [_renamed(f, "kind", "status") for f in t["failures"]]}

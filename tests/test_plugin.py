@@ -216,7 +216,7 @@ def test_a_failed_test_runs_again_with_the_failure_masked(
     assert [f["requirement"] for f in copy["failures"]] == ["KIND-ACCEPTED"]
     once = recs["test_x.py::test_fails_once"]
     assert once["attempts"] == 2 and once["completed"]
-    assert once["evidence"]["checks"]["EFFECT-BYTES"] >= 1  # the re-run read it back
+    assert once["tally"]["checks"]["EFFECT-BYTES"] >= 1  # the re-run read it back
     # the same failure again in another test: not shrunk again, it cites the first finder
     (f,) = once["failures"]
     assert f["requirement"] == "EFFECT-BYTES" and f["same_as"] is None
@@ -271,7 +271,7 @@ def test_a_step_that_puts_a_listed_requirement_at_stake_is_declined(
     result.assert_outcomes(skipped=1)
     (rec,) = doc["results"]
     assert rec["status"] == "declined" and rec["declined_by"] == "KIND-REJECTED"
-    assert rec["evidence"]["declined"] == {"KIND-REJECTED": 1}
+    assert rec["tally"]["declined"] == {"KIND-REJECTED": 1}
     assert "aclrtMemcpyToSymbolAsync" in rec["skip_reason"]
 
 

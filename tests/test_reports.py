@@ -71,7 +71,7 @@ def _test(sid: str, status: str, reqs: list[str], failed: str | None = None, **k
         "reproduce": "pytest x" if failed else None,
         "duration_s": 0.1,
         "failures": [failure] if failure else [],
-        "evidence": {
+        "tally": {
             "checks": kw.get("checks", default_checks),
             "seen": kw.get("seen", {}),
             "declined": kw.get("declined", {}),
@@ -421,11 +421,12 @@ def test_schema_rejects_what_it_must() -> None:
 
 def _schema_2(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` as a suite of results schema 2 wrote it, before the renames of
-    docs/glossary.md: a failure's ``status`` was its ``kind``, an expectations or flakes
-    entry's ``target`` its ``kind``."""
+    docs/glossary.md: a test's ``tally`` was its ``evidence``, a failure's ``status`` its
+    ``kind``, an expectations or flakes entry's ``target`` its ``kind``."""
     old: dict[str, Any] = json.loads(json.dumps(doc))
     old["schema"] = "acl-conformance-results/2"
     for t in old["results"]:
+        t["evidence"] = t.pop("tally")
         for f in t["failures"]:
             f["kind"] = f.pop("status")
     for listing in (old["expectations"], old.get("flakes") or {}):
@@ -458,7 +459,7 @@ def test_a_results_document_of_schema_2_gives_the_same_report(tmp_path) -> None:
         entries=[_entry("test_a.py::t", "test"), _entry("BOUNDS-OVERFLOW", "requirement")],
     )
     old = _schema_2(doc)
-    assert "status" not in old["results"][1]["failures"][0]
+    assert "status" not in old["results"][1]["failures"][0] and "tally" not in old["results"][0]
     assert "target" not in old["expectations"]["entries"][0]
     report = reports.build(doc, SUITE, RUN)
     _validate(report)

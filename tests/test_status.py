@@ -112,7 +112,7 @@ def _results(status: Status) -> dict[str, Any]:
                 "requirements": ["R-1"],
                 "duration_s": 0.1,
                 "failures": failures,
-                "evidence": {"checks": {"R-1": checks}} if checks else {},
+                "tally": {"checks": {"R-1": checks}} if checks else {},
                 "completed": test_status in (Status.PASS, Status.XFAIL),
                 "skip_reason": "not supported: no" if status is Status.NOT_SUPPORTED else None,
             }

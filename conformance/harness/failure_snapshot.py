@@ -33,7 +33,7 @@ class Snapshotted(Protocol):
 
 
 def snapshot(h: Snapshotted) -> FailureSnapshot:
-    """The harness's evidence now: its calls, the model's history, the backend's facts
+    """A snapshot of the harness now: its calls, the model's history, the backend's facts
     (``again`` takes a fresh one, for a failure that outlives more calls)."""
     try:
         invalid: int | None = h.adapter.invalid_handle()

@@ -49,7 +49,7 @@ from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl import judge
 from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import error_name
-from acl_conformance.reference_impl.evidence import Evidence
+from acl_conformance.reference_impl.evidence import Tally
 from acl_conformance.reference_impl.record import CallRecord
 
 from . import teardown
@@ -98,7 +98,7 @@ class Harness:
         *,
         call_timeout: float = CALL_TIMEOUT_SECONDS,
         model_capabilities: Capabilities | None = None,
-        evidence: Evidence | None = None,
+        tally: Tally | None = None,
         masks: frozenset[str] = frozenset(),
         run: RunState | None = None,
         test_id: str = "",
@@ -111,7 +111,7 @@ class Harness:
         self.profile = profile
         self.caps = self.adapter.capabilities()
         self.fixtures: dict[str, FixtureVariable] = {f.name: f for f in self.adapter.fixtures()}
-        self.model = Model(profile, model_capabilities or self.caps, evidence)
+        self.model = Model(profile, model_capabilities or self.caps, tally)
         self.model.masks = frozenset(masks)
         for f in self.fixtures.values():
             self.model.add_symbol(f.name, f.address, f.size)
@@ -221,7 +221,7 @@ class Harness:
             raise Declined(masked, call.label, "the backend broke it here again")
         if unbelieved and not self.continue_past_masked:
             req, promised_by = unbelieved[0]
-            self.model.evidence.declined[req] += 1
+            self.model.tally.declined[req] += 1
             raise Declined(
                 req, promised_by.label, "the test would rely on its promise that tasks completed"
             )
@@ -229,7 +229,7 @@ class Harness:
 
     def passed(self, *requirements: str) -> None:
         """A check the test made itself (a timing it measured, an answer it compared)."""
-        self.model.evidence.check(*requirements)
+        self.model.tally.check(*requirements)
 
     # -- device variables ----------------------------------------------------
     def current_device(self) -> int:

@@ -42,7 +42,7 @@ class Triage:
         cited = [r for r in (f.requirement, *f.also) if r]
         masked = next((r for r in cited if r in self.model.masks), None)
         if masked is not None:
-            self.model.evidence.set_aside[masked] += 1
+            self.model.tally.set_aside[masked] += 1
             first = f.violations[0] if f.violations else None
             call = first.call.label if first is not None and first.call is not None else ""
             return Declined(masked, call, "the backend broke it here")
@@ -76,6 +76,6 @@ class Triage:
         with lock:
             masked = self.model.masked_stake(self.model.preview(name, thread, **args))
         if masked is not None:
-            self.model.evidence.declined[masked] += 1
+            self.model.tally.declined[masked] += 1
             label = self.model.render(name, args)
             raise Declined(masked, label, "the call must be rejected for that reason")

@@ -66,7 +66,7 @@ def pytest_runtest_makereport(
     if not shared.is_suite_item(item) or call.when != "call":
         return report
     suite = item.config.stash[shared.SUITE]
-    report.user_properties.append(("evidence", suite.evidence.to_json()))
+    report.user_properties.append(("tally", suite.tally.to_json()))
     report.user_properties.append(("masks", sorted(suite.masks)))
     raised = call.excinfo.value if call.excinfo is not None else None
     stop = _stop_of(item, raised)

@@ -12,7 +12,7 @@ from acl_conformance.conformance.gating import results
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.session import attempts
 from acl_conformance.conformance.session import context
-from acl_conformance.reference_impl.evidence import Evidence
+from acl_conformance.reference_impl.evidence import Tally
 
 from . import shared
 from .seeding import expected_without_shrinking
@@ -54,7 +54,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     suite = config.stash[shared.SUITE]
     suite.next_test()
     suite.masks = _masks(item, suite)
-    suite.evidence = Evidence()
+    suite.tally = Tally()
     suite.test_id = shared.suite_id(item)
     caps = suite.adapter().capabilities()
     if not config.stash.get(_BACKEND_SENT, False):

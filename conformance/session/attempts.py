@@ -30,7 +30,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from acl_conformance.conformance.gating.results import ACL_STATUS
-from acl_conformance.reference_impl.evidence import Evidence
+from acl_conformance.reference_impl.evidence import Tally
 from acl_conformance.reports.status import Status
 
 from . import context
@@ -131,12 +131,12 @@ def merge(runs: list[list[pytest.TestReport]]) -> list[pytest.TestReport]:
     xfailed = [c for c in calls if hasattr(c, "wasxfail")]
     base = copy.copy(failed[0] if failed else xfailed[0] if xfailed else calls[-1])
     last = props(calls[-1])
-    evidence = Evidence.total(Evidence.from_json(props(c).get("evidence")) for c in calls)
+    tally = Tally.total(Tally.from_json(props(c).get("tally")) for c in calls)
     failures = [f for c in calls if isinstance(f := props(c).get("acl_failure"), dict)]
     kept = [(k, v) for k, v in base.user_properties if k not in _MERGED]
     base.user_properties = [
         *kept,
-        ("evidence", evidence.to_json()),
+        ("tally", tally.to_json()),
         ("failures", failures),
         ("attempts", len(calls)),
         ("masks", last.get("masks", [])),
@@ -152,7 +152,7 @@ def merge(runs: list[list[pytest.TestReport]]) -> list[pytest.TestReport]:
 
 
 _MERGED = {
-    "evidence",
+    "tally",
     "failures",
     "attempts",
     "masks",

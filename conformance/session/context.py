@@ -49,7 +49,7 @@ from acl_conformance.conformance.harness.failure import BackendTimeout
 from acl_conformance.conformance.harness.failure import Declined
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.runstate import RunState
-from acl_conformance.reference_impl.evidence import Evidence
+from acl_conformance.reference_impl.evidence import Tally
 
 from . import settings
 
@@ -131,7 +131,7 @@ class Suite:
     """What the run's tests share (failed requirements, failure owners)."""
     masks: frozenset[str] = frozenset()
     """The requirements masked for the test running now (set by the plugin per attempt)."""
-    evidence: Evidence = field(default_factory=Evidence)
+    tally: Tally = field(default_factory=Tally)
     """The checks of the test running now (every harness it makes adds to it)."""
     test_id: str = ""
     agents: collections.Counter[str] = field(default_factory=collections.Counter)
@@ -334,7 +334,7 @@ class Suite:
             adapter,
             self.profile,
             call_timeout=self.call_timeout,
-            evidence=self.evidence,
+            tally=self.tally,
             masks=self.masks,
             run=self.run,
             test_id=self.test_id,

@@ -3,8 +3,8 @@
 A real asynchronous device is slow to set up (a context takes about 200 ms), frees and
 unregisters wait for the whole device, and the host functions of its streams run one at
 a time.  The bundled C double plays such a device (``double=device-like:200``); this
-bench runs the whole suite (ci profile, ``--jobs 2``) through the agent and that double,
-and on the simulator, alternated for a few rounds in the same run
+bench runs the whole suite (standard Hypothesis settings profile, ``--jobs 2``) through
+the agent and that double, and on the simulator, alternated for a few rounds in the same run
 (``python bench/device_like.py [spec|cann] [rounds]``, default spec and 2), and compares
 the median walls.  Each run must be conformant.
 
@@ -84,7 +84,9 @@ def main() -> None:
             f"agents started: {agents.get('started')} ({reasons})); simulator {s:.1f} s"
         )
     d_med, s_med = statistics.median(device), statistics.median(simulator)
-    print(f"profile {profile}, Hypothesis profile ci, --jobs 2, median of {rounds} rounds")
+    print(
+        f"profile {profile}, Hypothesis settings profile standard, --jobs 2, median of {rounds} rounds"
+    )
     print(f"device-like (cann agent, double=device-like:200): {d_med:.1f} s wall")
     print(f"simulator: {s_med:.1f} s wall")
     print(f"agents_started: {int(statistics.median(started))}")

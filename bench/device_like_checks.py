@@ -1,7 +1,7 @@
 """Soundness and power on a device-like double: many seeds, and every planted bug.
 
-``python bench/device_like_checks.py seeds [N] [SETUP_MS]``: the whole suite (ci
-Hypothesis profile, ``--jobs 2``) through the agent and ``double=device-like:SETUP_MS``
+``python bench/device_like_checks.py seeds [N] [SETUP_MS]``: the whole suite (standard
+Hypothesis settings profile, ``--jobs 2``) through the agent and ``double=device-like:SETUP_MS``
 (default 200 ms) under both behaviour profiles, seeded 1..N (default 20); every run must
 be conformant.  Prints one line a run and last ``device_like_conformant: <ok>/<runs>``.
 

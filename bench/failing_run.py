@@ -1,7 +1,7 @@
 """The failure path: the whole suite against backends with bugs, beside the correct one.
 
-Runs the whole conformance suite (ci profile, ``-n 2 --dist worksteal``, as
-``acl-conformance run`` does) against the correct simulator, a backend with one
+Runs the whole conformance suite (standard Hypothesis settings profile, ``-n 2 --dist
+worksteal``, as ``acl-conformance run`` does) against the correct simulator, a backend with one
 planted bug (``d2h-accepted``) and one with three in different areas
 (``three-bugs``: D2H accepted, interior pointer accepted, stream query always
 complete), alternated for a few rounds (``python bench/failing_run.py [spec|cann]
@@ -68,7 +68,9 @@ def main() -> None:
             walls[name].append(wall)
             print(f"round {k + 1}: {name:9} {wall:6.1f} s; not passing: {', '.join(failed) or '-'}")
     med = {k: statistics.median(v) for k, v in walls.items()}
-    print(f"profile {profile}, Hypothesis profile ci, -n 2, median of {rounds} rounds")
+    print(
+        f"profile {profile}, Hypothesis settings profile standard, -n 2, median of {rounds} rounds"
+    )
     for name in BACKENDS:
         print(f"{name}: {med[name]:.1f} s wall")
     print(f"ratio_1: {med['one-bug'] / med['clean']:.2f}")

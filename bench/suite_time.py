@@ -1,4 +1,5 @@
-"""Wall time of the whole conformance suite on the simulator, ci profile, at -n 2 and -n 0.
+"""Wall time of the whole conformance suite on the simulator, standard Hypothesis settings
+profile, at -n 2 and -n 0.
 
 Both runs are made in this process's environment, one after the other, each a
 fresh pytest process (-n 2 with ``--dist worksteal``, as ``acl-conformance run`` does),
@@ -48,7 +49,7 @@ def main() -> None:
         parallel.append(p)
         print(f"round {k + 1}: -n 0 {s:.1f} s ({s_line}); -n 2 {p:.1f} s ({p_line})")
     s_med, p_med = statistics.median(serial), statistics.median(parallel)
-    print(f"profile {profile}, Hypothesis profile ci, median of {rounds} rounds")
+    print(f"profile {profile}, Hypothesis settings profile standard, median of {rounds} rounds")
     print(f"-n 0: {s_med:.1f} s wall")
     print(f"-n 2: {p_med:.1f} s wall")
     print(f"speed-up: {s_med / p_med:.2f}x")

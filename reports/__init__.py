@@ -64,7 +64,7 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
             "seed": seed,
             "seed_text": str(seed)
             if seed is not None
-            else ("derandomised" if results.get("hypothesis_profile") == "ci" else "random"),
+            else ("derandomised" if results.get("hypothesis_profile") == "standard" else "random"),
             "hypothesis_profile": results.get("hypothesis_profile"),
             "examples": results.get("examples"),
             "started": results.get("started"),

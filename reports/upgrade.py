@@ -7,7 +7,9 @@ of a results.json an earlier suite wrote:
 - a test's ``evidence`` (the checks it made, the outcomes it saw, what masking took)
   is its ``tally``;
 - a failure's ``kind`` is its ``status`` (fail, crash, timeout or flaky);
-- an expectations or flakes entry's ``kind`` (requirement or test) is its ``target``.
+- an expectations or flakes entry's ``kind`` (requirement or test) is its ``target``;
+- the Hypothesis settings profile ``ci`` is ``standard`` (the value of
+  ``hypothesis_profile``).
 
 A record of schema 1 (one failure, flat, no ``failures``) is read by ``aggregate``.
 """
@@ -20,6 +22,8 @@ from typing import Any
 def current(results: dict[str, Any]) -> dict[str, Any]:
     """``results`` with the field names of the current schema."""
     out = dict(results)
+    if results.get("hypothesis_profile") == "ci":
+        out["hypothesis_profile"] = "standard"
     if isinstance(results.get("results"), list):
         out["results"] = [_record(t) for t in results["results"]]
     for listing in ("expectations", "flakes"):

@@ -136,7 +136,7 @@ def test_header_names_adapter_backend_profile_and_seed(pytester: pytest.Pytester
         [
             "acl-conformance: adapter=sim, profile=cann",
             "acl-conformance: backend version: acl-conformance-simulator*",
-            "acl-conformance: hypothesis profile=ci, seed=derandomised",
+            "acl-conformance: hypothesis profile=standard, seed=derandomised",
         ]
     )
 
@@ -354,7 +354,7 @@ globals().update(shards(Draws, 2, pytest.mark.requirement("STREAM-QUERY")))
 def test_each_machine_shard_draws_examples_of_its_own(
     pytester: pytest.Pytester, in_suite: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The shards of one machine are seeded apart (the ci profile is derandomised: unseeded,
+    """The shards of one machine are seeded apart (the standard Hypothesis settings profile is derandomised: unseeded,
     every shard would draw the same examples), and ``--acl-seed`` draws others."""
     import json
 

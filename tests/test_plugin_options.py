@@ -120,6 +120,26 @@ def test_the_header_names_the_profile_and_seed_given(pytester: pytest.Pytester) 
     result.stdout.fnmatch_lines(["acl-conformance: hypothesis profile=dev, seed=5"])
 
 
+@pytest.mark.parametrize("given", ["standard", "ci"])
+def test_the_standard_profile_answers_to_its_old_name_ci(
+    pytester: pytest.Pytester, fake_suite: None, given: str
+) -> None:
+    """``--acl-hypothesis-profile ci`` (the old name, on vendors' command lines) still runs
+    the standard profile, and the run says standard."""
+    result, doc = run_fake_suite(pytester, "--acl-hypothesis-profile", given, "-v")
+    result.stdout.fnmatch_lines(
+        ["acl-conformance: hypothesis profile=standard, seed=derandomised*"]
+    )
+    assert doc["hypothesis_profile"] == "standard"
+    assert by_suite_id(doc)["test_x.py::test_copy"]["status"] == "pass"
+
+
+def test_an_unknown_hypothesis_profile_is_refused(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(*on_kinds("--co", "--acl-hypothesis-profile", "fast"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "invalid choice: 'fast'" in result.stderr.str()
+
+
 SLOW = """
 import time
 

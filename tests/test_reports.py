@@ -95,7 +95,7 @@ def _results(tests: list[dict], selected: list[str] | None = None, **exp: Any) -
         backend_name="sim",
         backend_version="sim 1",
         capabilities={"devices": 2},
-        hypothesis_profile="ci",
+        hypothesis_profile="standard",
         seed=None,
         examples=None,
         workers=2,
@@ -422,9 +422,11 @@ def test_schema_rejects_what_it_must() -> None:
 def _schema_2(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` as a suite of results schema 2 wrote it, before the renames of
     docs/glossary.md: a test's ``tally`` was its ``evidence``, a failure's ``status`` its
-    ``kind``, an expectations or flakes entry's ``target`` its ``kind``."""
+    ``kind``, an expectations or flakes entry's ``target`` its ``kind``, the standard
+    Hypothesis settings profile was ``ci``."""
     old: dict[str, Any] = json.loads(json.dumps(doc))
     old["schema"] = "acl-conformance-results/2"
+    old["hypothesis_profile"] = {"standard": "ci"}.get(doc["hypothesis_profile"])
     for t in old["results"]:
         t["evidence"] = t.pop("tally")
         for f in t["failures"]:
@@ -468,6 +470,9 @@ def test_a_results_document_of_schema_2_gives_the_same_report(tmp_path) -> None:
     ]
     assert _row(report, "KIND-REJECTED")["status"] == "fail"
     assert _row(report, "BOUNDS-OVERFLOW")["status"] == "xfail"
+    assert report["run"]["hypothesis_profile"] == "standard"
+    assert report["run"]["seed_text"] == "derandomised"
+    assert old["hypothesis_profile"] == "ci"
     assert reports.build(old, SUITE, RUN) == report
     # and through the command line, from a file
     path = tmp_path / "results.json"

@@ -1,16 +1,17 @@
 """The suite's proof of power: every mutant is caught, every legal variant passes.
 
-Each (variant, profile) pair runs the suite in a pytest process of its own
-(see acl_conformance.conformance.command_line.selfcheck): here a mutant runs the tests of the
-requirement it breaks under the ci profile (the targeted mode), and must fail one
-of them citing that requirement; a combination of bugs runs the whole suite and
-must fail exactly its requirements; a legal variant runs the whole suite and must
-pass it, here with a quarter of the ci profile's examples per test.  A legal variant
-or a combination that means something under both profiles runs here under one of them,
-the two alternating along the catalogue (the profiles differ in error codes, which a
-legal variant does not touch; the three-bugs combination runs under spec in test_cli_run);
-``ACL_CONFORMANCE_VARIANTS_BOTH=1`` runs both.  ``acl-conformance selfcheck`` (and
-``tox -e selfcheck``) runs every pair through the whole suite, with the full budget.
+Each (variant, profile) pair runs the suite in a pytest process of its own (see
+acl_conformance.conformance.command_line.selfcheck): here a mutant runs the tests of the
+requirement it breaks under the standard Hypothesis settings profile (the targeted
+mode), and must fail one of them citing that requirement; a combination of bugs runs the
+whole suite and must fail exactly its requirements; a legal variant runs the whole suite
+and must pass it, here with a quarter of the standard Hypothesis settings profile's
+examples per test.  A legal variant or a combination that means something under both
+profiles runs here under one of them, the two alternating along the catalogue (the
+profiles differ in error codes, which a legal variant does not touch; the three-bugs
+combination runs under spec in test_cli_run); ``ACL_CONFORMANCE_VARIANTS_BOTH=1`` runs
+both.  ``acl-conformance selfcheck`` (and ``tox -e selfcheck``) runs every pair through
+the whole suite, with the full budget.
 """
 
 from __future__ import annotations

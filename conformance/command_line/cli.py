@@ -101,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         action=_Given,
         metavar="N",
-        help="Hypothesis examples per stateful test (default: the ci profile's budget)",
+        help="Hypothesis examples per stateful test (default: the budget of the standard "
+        "Hypothesis settings profile)",
     )
     p_run.add_argument(
         "--jobs",

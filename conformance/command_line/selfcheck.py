@@ -155,9 +155,9 @@ def check(
     sup: Supervisor | None = None,
 ) -> VariantResult:
     """Run the suite against one variant under one profile (``examples``: a budget per
-    Hypothesis test other than the ci profile's; ``targeted``: a mutant against the tests
-    of its requirement only; ``sup``: the supervisor of the pytest processes, which
-    stops them when the command is interrupted)."""
+    Hypothesis test other than the standard Hypothesis settings profile's; ``targeted``: a
+    mutant against the tests of its requirement only; ``sup``: the supervisor of the pytest
+    processes, which stops them when the command is interrupted)."""
     from acl_conformance import reports
 
     req = variant.catches.get(profile)

@@ -2,8 +2,8 @@
 
 Options (all start with ``--acl-``): the backend (``--acl-adapter``, default
 ``sim``; ``--acl-adapter-option KEY=VALUE``), the profile (``--acl-profile
-spec|cann``), an expectations file, a skips file, the Hypothesis profile (``ci``,
-``dev``, ``thorough``), an example budget and a heartbeat for long tests.
+spec|cann``), an expectations file, a skips file, the Hypothesis settings profile
+(``standard``, ``dev``, ``thorough``), an example budget and a heartbeat for long tests.
 
 Markers:
 

@@ -89,7 +89,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         raise pytest.UsageError(str(exc)) from None
     hyp = config.getoption("acl_hypothesis_profile")
     given = config.getoption("acl_seed")
-    seed = given if given is not None else ("derandomised" if hyp == "ci" else "random")
+    seed = given if given is not None else ("derandomised" if hyp == "standard" else "random")
     opts = ", ".join(f"{k}={v}" for k, v in suite.adapter_options.items())
     examples = config.getoption("acl_examples")
     return [

@@ -54,9 +54,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     g.addoption(
         "--acl-hypothesis-profile",
-        default="ci",
-        choices=settings.PROFILE_NAMES,
-        help="ci (derandomised, the default), dev, or thorough",
+        default="standard",
+        type=settings.hypothesis_profile,  # an old name (ci) is read as its profile
+        choices=settings.HYPOTHESIS_PROFILES,
+        help="the Hypothesis settings profile: standard (derandomised, the default; "
+        "ci is its old name, still accepted), dev, or thorough",
     )
     g.addoption(
         "--acl-seed",
@@ -126,7 +128,7 @@ def adapter_options(config: pytest.Config) -> dict[str, str]:
 
 
 HYPOTHESIS_OPTIONS = {
-    "--hypothesis-profile": "--acl-hypothesis-profile " + "|".join(settings.PROFILE_NAMES),
+    "--hypothesis-profile": "--acl-hypothesis-profile " + "|".join(settings.HYPOTHESIS_PROFILES),
     "--hypothesis-seed": "--acl-seed N",
 }
 """Hypothesis' own options that the suite's settings would override, and what to use

@@ -36,7 +36,7 @@ def seed_hypothesis(item: pytest.Item) -> None:
     base = item.config.getoption("acl_seed")
     machine = getattr(getattr(item, "cls", None), MACHINE, None)
     if isinstance(machine, type) and issubclass(machine, RuleBasedStateMachine):
-        if base is None and item.config.getoption("acl_hypothesis_profile") != "ci":
+        if base is None and item.config.getoption("acl_hypothesis_profile") != "standard":
             return  # dev and thorough are random on purpose
         hypothesis.seed(seed_for(0 if base is None else base, item))(machine)
     elif base is not None and hasattr(getattr(item, "obj", None), "hypothesis"):
@@ -62,7 +62,10 @@ def reproduce_command(item: pytest.Item) -> str:
         args += ["--acl-seed", str(cfg.getoption("acl_seed"))]
     if cfg.getoption("acl_examples"):
         args += ["--acl-examples", str(cfg.getoption("acl_examples"))]
-    same = cfg.getoption("acl_seed") is not None or cfg.getoption("acl_hypothesis_profile") == "ci"
+    same = (
+        cfg.getoption("acl_seed") is not None
+        or cfg.getoption("acl_hypothesis_profile") == "standard"
+    )
     return shlex.join(args) + (
         "\n(the same command gives the same example; a blob printed above replays it exactly)"
         if same

@@ -76,7 +76,7 @@ def requirements_of(item: pytest.Item) -> list[str]:
 
 
 def load_settings(config: pytest.Config) -> None:
-    """Load the Hypothesis profile the options name."""
+    """Load the Hypothesis settings profile the options name."""
     settings.load(
         config.getoption("acl_hypothesis_profile"),
         config.getoption("acl_examples"),

@@ -1,9 +1,11 @@
-"""Hypothesis settings profiles of the suite: ci, dev, thorough.
+"""Hypothesis settings profiles of the suite: standard, dev, thorough.
 
-``ci`` is what conformance runs and CI gates use: derandomised (the same run
-gives the same verdict), no deadline (a backend's speed is not a conformance
-question), no example database (a run does not depend on earlier runs), and
-the blob printed so that a failure can be replayed exactly.
+``standard`` is what conformance runs and CI gates use (in either mode):
+derandomised (the same run gives the same verdict), no deadline (a backend's speed
+is not a conformance question), no example database (a run does not depend on earlier
+runs), and the blob printed so that a failure can be replayed exactly.  Its old name
+``ci`` is still accepted (:data:`HYPOTHESIS_PROFILE_ALIASES`): "ci" alone now means the
+mode.
 
 This is also the one module that touches Hypothesis internals (the time limit on
 shrinking, and the settings of one run of a @given test): see its section "Hypothesis
@@ -23,7 +25,19 @@ from acl_conformance.conformance.harness.backend_calls import (
     CALL_TIMEOUT_SECONDS as CALL_TIMEOUT_SECONDS,
 )
 
-PROFILE_NAMES = ("ci", "dev", "thorough")
+HYPOTHESIS_PROFILES = ("standard", "dev", "thorough")
+"""The Hypothesis settings profiles of the suite (``--acl-hypothesis-profile``)."""
+
+HYPOTHESIS_PROFILE_ALIASES = {"ci": "standard"}
+"""Old name -> Hypothesis settings profile: accepted wherever a profile is named, and
+read as the profile (``standard`` was called ``ci`` before the ci mode took the word)."""
+
+
+def hypothesis_profile(name: str) -> str:
+    """The Hypothesis settings profile ``name`` names (itself, or the one an old alias
+    stands for); a name that is neither is returned as it is, for the caller to refuse."""
+    return HYPOTHESIS_PROFILE_ALIASES.get(name, name)
+
 
 CALL_TIMEOUT_OPTION: dict[str, object] = dict(
     type=float,
@@ -36,28 +50,35 @@ CALL_TIMEOUT_OPTION: dict[str, object] = dict(
 
 _SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
-_EVERY_PROFILE: dict[str, object] = dict(
+_EVERY_HYPOTHESIS_PROFILE: dict[str, object] = dict(
     deadline=None, print_blob=True, suppress_health_check=_SLOW
 )
 """What the three profiles share: no deadline, the blob printed, no slow-data health checks."""
 
-_PROFILES: dict[str, dict[str, object]] = {
-    "ci": dict(
-        _EVERY_PROFILE, derandomize=True, database=None, max_examples=100, stateful_step_count=50
+_HYPOTHESIS_PROFILES: dict[str, dict[str, object]] = {
+    "standard": dict(
+        _EVERY_HYPOTHESIS_PROFILE,
+        derandomize=True,
+        database=None,
+        max_examples=100,
+        stateful_step_count=50,
     ),
-    "dev": dict(_EVERY_PROFILE, max_examples=15, stateful_step_count=20),
-    "thorough": dict(_EVERY_PROFILE, database=None, max_examples=300, stateful_step_count=80),
+    "dev": dict(_EVERY_HYPOTHESIS_PROFILE, max_examples=15, stateful_step_count=20),
+    "thorough": dict(
+        _EVERY_HYPOTHESIS_PROFILE, database=None, max_examples=300, stateful_step_count=80
+    ),
 }
 
 
-def hypothesis_profile_name(name: str) -> str:
-    """The registered name of suite profile ``name`` (kept apart from Hypothesis' own 'ci')."""
+def registered_hypothesis_profile(name: str) -> str:
+    """The name under which Hypothesis knows the suite's profile ``name`` (kept apart from
+    Hypothesis' own profiles, its 'ci' among them)."""
     return f"acl-conformance-{name}"
 
 
 NO_SHRINK = tuple(p for p in Phase if p is not Phase.shrink)
 
-SHRINK_SECONDS = {"ci": 30, "dev": 30, "thorough": 300}
+SHRINK_SECONDS = {"standard": 30, "dev": 30, "thorough": 300}
 """How long one test may spend shrinking a failure.  Hypothesis' own limit is five
 minutes; a backend whose failure comes and goes (a timing bug) can spend all of it on
 candidates that do not fail, in every test that meets the bug.  The smallest sequence
@@ -109,16 +130,18 @@ def without_shrinking(test: object) -> Callable[[], None] | None:
 def register(max_examples: int | None = None, no_shrink: bool = False) -> None:
     """Register the three profiles (``max_examples`` overrides each profile's count;
     ``no_shrink``: a failure is reported as found, unshrunk)."""
-    for name, kw in _PROFILES.items():
+    for name, kw in _HYPOTHESIS_PROFILES.items():
         opts = dict(kw)
         if max_examples is not None:
             opts["max_examples"] = max_examples
         if no_shrink:
             opts["phases"] = NO_SHRINK
-        settings.register_profile(hypothesis_profile_name(name), **opts)  # type: ignore[arg-type]
+        settings.register_profile(registered_hypothesis_profile(name), **opts)  # type: ignore[arg-type]
 
 
 def load(name: str, max_examples: int | None = None, no_shrink: bool = False) -> None:
+    """Load the suite's Hypothesis settings profile ``name`` (or the one an alias names)."""
+    name = hypothesis_profile(name)
     register(max_examples, no_shrink)
     limit_shrinking(SHRINK_SECONDS[name])
-    settings.load_profile(hypothesis_profile_name(name))
+    settings.load_profile(registered_hypothesis_profile(name))

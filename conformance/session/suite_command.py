@@ -20,7 +20,7 @@ def suite_command(
     *,
     adapter: str | None = None,
     adapter_options: Iterable[str] = (),
-    hypothesis_profile: str | None = "ci",
+    hypothesis_profile: str | None = "standard",
     results: Path | None = None,
     workers: int | None = None,
     rootdir: Path | None = None,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .state import BufferState
 from .state import Event
-from .state import HostBuffer
 from .state import Stream
 from .state import Symbol
 
@@ -24,7 +24,7 @@ class CopyToSymbol:
     device: int
     offset: int
     count: int
-    source: HostBuffer | None
+    source: BufferState | None
     source_offset: int
     mode: str
     stream: Stream | None
@@ -44,7 +44,7 @@ class ReadSymbol:
     device: int
     offset: int
     count: int
-    dest: HostBuffer | None
+    dest: BufferState | None
     dest_offset: int
     mode: str
     stream: Stream | None
@@ -112,7 +112,7 @@ class NewHostBuffer:
 
 @dataclass(frozen=True)
 class FreeHostBuffer:
-    buffer: HostBuffer
+    buffer: BufferState
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class UnregisterHost:
 
 @dataclass(frozen=True)
 class WriteHost:
-    buffer: HostBuffer
+    buffer: BufferState
     offset: int
     data: bytes
 

@@ -37,7 +37,7 @@ from .order import Task
 from .order import covers
 from .profiles import Profile
 from .state import CHANGE_LIMIT
-from .state import HostBuffer
+from .state import BufferState
 from .state import Symbol
 from .state import World
 
@@ -49,7 +49,7 @@ class WriteMeta:
     var: VarMemory
     device: int
     symbol: Symbol
-    source: HostBuffer | None
+    source: BufferState | None
     source_offset: int
     issued_done: Clock
     source_version: int = 0
@@ -67,7 +67,7 @@ class PendingRead:
     symbol: Symbol
     offset: int
     count: int
-    dest: HostBuffer
+    dest: BufferState
     dest_offset: int
     snapshot: list[tuple[int, int, tuple[Candidate, ...]]]
     extra: list[Write] = field(default_factory=list)
@@ -199,7 +199,7 @@ class ModelState:
                 r.ready_by = cause
                 r.gates_at_completion = list(self.order.gates)
 
-    def host_write(self, buf: HostBuffer, offset: int, data: bytes) -> None:
+    def host_write(self, buf: BufferState, offset: int, data: bytes) -> None:
         """The host changed buffer bytes: pending pinned copies may see the new values."""
         end = offset + len(data)
         buf.contents[offset:end] = data

@@ -38,8 +38,9 @@ CHANGE_LIMIT = 1 << 16
 
 
 @dataclass(eq=False)
-class HostBuffer:
-    """Host memory the suite allocated through the adapter."""
+class BufferState:
+    """What the model knows of a host buffer (host memory the suite allocated through the
+    adapter): its contents, the writes still reading it, the host's latest changes."""
 
     address: int
     size: int
@@ -118,7 +119,7 @@ class Registration:
 class HostRange:
     """What the model knows of a source or destination range of host memory."""
 
-    buffer: HostBuffer | None
+    buffer: BufferState | None
     offset: int
     start_pinned: bool
     all_pinned: bool
@@ -142,7 +143,7 @@ class World:
         self.symbols_by_name: dict[str, Symbol] = {}
         self._symbol_starts: list[int] = []
         self._buffer_starts: list[int] = []
-        self.buffers: dict[int, HostBuffer] = {}
+        self.buffers: dict[int, BufferState] = {}
         """Every buffer by start address, the most recent one at each address (freed ones
         too: a backend may hand a freed address out again)."""
         self.registered: dict[int, Registration] = {}
@@ -217,7 +218,7 @@ class World:
     # -- host memory ------------------------------------------------------
     def add_buffer(
         self, address: int, size: int, pinned: bool, contents: bytes, name: str
-    ) -> HostBuffer:
+    ) -> BufferState:
         if address == 0 or size <= 0:
             raise ValueError("a host buffer needs a non-NULL address and a positive size")
         if len(contents) != size:
@@ -230,12 +231,12 @@ class World:
         overlap = self._live_buffer_overlapping(address, size)
         if overlap is not None:
             raise ValueError(f"host buffer {name} overlaps {overlap.name}")
-        buf = HostBuffer(address, size, name, pinned, bytearray(contents))
+        buf = BufferState(address, size, name, pinned, bytearray(contents))
         insort(self._buffer_starts, address)
         self.buffers[address] = buf
         return buf
 
-    def release_buffer(self, buf: HostBuffer) -> None:
+    def release_buffer(self, buf: BufferState) -> None:
         """The buffer was freed: its address may be handed out again, and registrations
         made on it become stale."""
         buf.alive = False
@@ -246,7 +247,7 @@ class World:
             if buf.address <= reg.address < buf.end:
                 reg.stale = True
 
-    def _live_buffer_overlapping(self, address: int, size: int) -> HostBuffer | None:
+    def _live_buffer_overlapping(self, address: int, size: int) -> BufferState | None:
         i = bisect_right(self._buffer_starts, address + max(size, 1) - 1) - 1
         if i < 0:
             return None

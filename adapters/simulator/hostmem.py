@@ -31,8 +31,8 @@ PAGE = 4096
 
 
 @dataclass(frozen=True)
-class HostBuffer:
-    """One live allocation."""
+class HostAllocation:
+    """One live allocation of the simulated host address space."""
 
     address: int
     size: int
@@ -93,7 +93,7 @@ class HostMemory:
         self._reuse = reuse
         self._lock = threading.Lock()
         self._next = HOST_BASE
-        self._buffers: dict[int, HostBuffer] = {}
+        self._buffers: dict[int, HostAllocation] = {}
         self._starts: list[int] = []
         self._registered = _Ranges()
         self._holes: list[tuple[int, int]] = []
@@ -115,7 +115,7 @@ class HostMemory:
                 # Without reuse a freed pointer stays invalid for good.
                 address = self._next
                 self._next += pages * PAGE
-            self._buffers[address] = HostBuffer(address, size, pinned, data)
+            self._buffers[address] = HostAllocation(address, size, pinned, data)
             bisect.insort(self._starts, address)
         return address
 
@@ -147,7 +147,7 @@ class HostMemory:
             return True
 
     # -- lookup ------------------------------------------------------------
-    def _buffer_at(self, address: int) -> HostBuffer | None:
+    def _buffer_at(self, address: int) -> HostAllocation | None:
         i = bisect.bisect_right(self._starts, address) - 1
         if i < 0:
             return None

@@ -2,10 +2,10 @@
 
 A rule lists a call's failed checks (``Check``) in the order the open-source
 CANN runtime makes them; a profile (profiles.py) folds that list into the
-call's legal outcomes.  This module holds what every rule module needs: the
+call's allowed answers.  This module holds what every rule module needs: the
 ``Check`` record with its bindings ``MUST`` and ``MAY``, the ``Folding`` interface the rules see of a
 profile, the shared checks (current device, symbol lookup, bounds, stream
-handle, undefined memory) and small outcome builders.
+handle, undefined memory) and small builders of allowed answers.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from .constants import SIZE_MAX
 from .order import Gate
 from .outcome import ANY_ERROR
 from .outcome import SUCCESS
+from .outcome import AllowedAnswers
 from .outcome import Alternative
 from .outcome import Codes
-from .outcome import Outcome
 from .requirement_ids import CHECK_ORDER
 from .requirement_ids import DEVICE_CURRENT
 from .requirement_ids import STREAM_EVENT_ORDER
@@ -66,12 +66,12 @@ class Folding(Protocol):
     destroy_waits: bool
     """aclrtDestroyStream waits for the stream's tasks."""
 
-    def fold(self, checks: list[Check], success: Alternative) -> Outcome:
-        """The outcome of a call that failed ``checks`` and would otherwise give ``success``."""
+    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:
+        """The allowed answers of a call that failed ``checks`` and would otherwise give ``success``."""
         ...
 
-    def count_zero(self, requirement: str) -> Outcome:
-        """The outcome of a copy of 0 bytes."""
+    def count_zero(self, requirement: str) -> AllowedAnswers:
+        """The allowed answers of a copy of 0 bytes."""
         ...
 
     def pinned_path(self, rng: HostRange) -> tuple[bool, bool]:
@@ -79,8 +79,8 @@ class Folding(Protocol):
         ...
 
 
-Rule = Callable[..., Outcome]
-"""A call's rule: ``rule(profile, world, thread, **args)`` -> every legal outcome."""
+Rule = Callable[..., AllowedAnswers]
+"""A call's rule: ``rule(profile, world, thread, **args)`` -> its allowed answers."""
 
 
 IMPOSSIBLE = Alternative(SUCCESS, None, None, "")
@@ -210,20 +210,20 @@ def undefined_memory(rng: HostRange | None, what: str, checks: list[Check]) -> N
         )
 
 
-# -- outcome builders -----------------------------------------------------
-def shadowed(outcome: Outcome, shadow: list[str]) -> Outcome:
-    """``outcome`` with ``shadow`` as what a rejection with a wrong code could be charged
+# -- builders of allowed answers -------------------------------------------
+def shadowed(allowed: AllowedAnswers, shadow: list[str]) -> AllowedAnswers:
+    """``allowed`` with ``shadow`` as what a rejection with a wrong code could be charged
     to as well (see Alternative.shadow)."""
     if not shadow:
-        return outcome
-    return Outcome(
+        return allowed
+    return AllowedAnswers(
         tuple(
             a
             if ACL_SUCCESS in a.codes
             else dataclasses.replace(
                 a, shadow=tuple(r for r in dict.fromkeys(shadow) if r != a.requirement)
             )
-            for a in outcome.alternatives
+            for a in allowed.alternatives
         )
     )
 
@@ -235,17 +235,17 @@ def failing_after(checks: list[Check], profile: str) -> tuple[str, ...]:
     return (*dict.fromkeys(reqs), CHECK_ORDER) if reqs else ()
 
 
-def one(codes: Codes, effect: object | None, requirement: str | None, why: str) -> Outcome:
-    """An outcome with a single alternative."""
-    return Outcome((Alternative(codes, effect, requirement, why),))
+def one(codes: Codes, effect: object | None, requirement: str | None, why: str) -> AllowedAnswers:
+    """Allowed answers of a single alternative."""
+    return AllowedAnswers((Alternative(codes, effect, requirement, why),))
 
 
-def blocked_outcome(requirement: str, stream: Stream, gate: Gate) -> Outcome:
+def blocked_answers(requirement: str, stream: Stream, gate: Gate) -> AllowedAnswers:
     """A call that must wait for ``stream`` while a closed gate is ahead of its tasks: no
     success yet.  A gate on another stream holds it through an event wait, so a success
     may as well mean that the wait did not order anything."""
     through_event = gate.task.queue != stream.queue.key
-    return Outcome(
+    return AllowedAnswers(
         (
             Alternative(
                 ANY_ERROR,
@@ -258,13 +258,13 @@ def blocked_outcome(requirement: str, stream: Stream, gate: Gate) -> Outcome:
     )
 
 
-def blocked(world: World, requirement: str, streams: Iterable[Stream]) -> Outcome | None:
-    """The outcome of a call that waits for ``streams`` while a closed gate is ahead of one
-    of them (see blocked_outcome); None where no gate holds any of them."""
+def blocked(world: World, requirement: str, streams: Iterable[Stream]) -> AllowedAnswers | None:
+    """The allowed answers of a call that waits for ``streams`` while a closed gate is ahead of one
+    of them (see blocked_answers); None where no gate holds any of them."""
     for s in streams:
         g = world.order.closed_gate_before(s.queue.frontier)
         if g is not None:
-            return blocked_outcome(requirement, s, g)
+            return blocked_answers(requirement, s, g)
     return None
 
 
@@ -284,8 +284,8 @@ def succeeds(
     requirement: str | None,
     why: str,
     also: tuple[str, ...] = (),
-) -> Outcome:
-    """The outcome of a call that failed ``checks`` and would otherwise succeed with
+) -> AllowedAnswers:
+    """The allowed answers of a call that failed ``checks`` and would otherwise succeed with
     ``effect``, the success charged to ``requirement`` (and ``also``)."""
     return profile.fold(checks, Alternative(SUCCESS, effect, requirement, why, also))
 
@@ -298,8 +298,8 @@ def created(
     requirement: str,
     handle: str,
     effect: Callable[[int], object],
-) -> Outcome:
-    """Every legal outcome of a call that creates a ``handle`` ("stream", "event") on the
+) -> AllowedAnswers:
+    """The allowed answers of a call that creates a ``handle`` ("stream", "event") on the
     current device: its output pointer may be NULL; ``effect(device)`` is the creation."""
     checks: list[Check] = []
     if null_output:

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .calls import CALLS
-from .outcome import Outcome
+from .outcome import AllowedAnswers
 from .record import CallRecord
 
 
@@ -41,7 +41,7 @@ class Judgement:
     args: dict[str, Any]
     text: str
     """The call in C form, handles and addresses named as they were at the call."""
-    outcome: Outcome
+    allowed_answers: AllowedAnswers
     """Every answer the profile allows."""
     setup: bool = False
     """The suite made the call for itself (reading starting contents, scratch memory):
@@ -61,9 +61,9 @@ class Judgement:
         """The C function the call stands for (``aclrtMemcpyToSymbolAsync``, ``malloc``)."""
         return CALLS[self.name].c_name
 
-    def allowed(self) -> str:
+    def allowed_text(self) -> str:
         """Every answer the profile allows, in words."""
-        return self.outcome.allowed_codes()
+        return self.allowed_answers.allowed_codes()
 
 
 Cause = tuple[str, Judgement]

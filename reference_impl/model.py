@@ -42,7 +42,7 @@ from .judgement import Judgement
 from .judgement import Violation
 from .judgement import some
 from .model_state import PendingRead
-from .outcome import Outcome
+from .outcome import AllowedAnswers
 from .profiles import Profile
 from .profiles import get_profile
 from .queries import Queries
@@ -84,8 +84,8 @@ class Model(Queries):
         if name not in CALLS:
             raise KeyError(f"{name!r} is not a call of the contract")
         text = render_call(name, args, self.world.name_of)
-        outcome = self.profile.outcome(self.world, name, thread, args)
-        judgement = Judgement(len(self.history) + 1, thread, name, dict(args), text, outcome)
+        allowed = self.profile.allowed_answers(self.world, name, thread, args)
+        judgement = Judgement(len(self.history) + 1, thread, name, dict(args), text, allowed)
         self.history.append(judgement)
         return judgement
 
@@ -96,12 +96,12 @@ class Model(Queries):
             raise RuntimeError(f"{call.label} was already settled")
         call.settled = True
         code = int(code)
-        alt = call.outcome.match(code)
+        alt = call.allowed_answers.match(code)
         if code != ACL_SUCCESS and call.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
             self.remember_rejected(call)
         hygiene(self, call, code)
         if alt is None:
-            primary = call.outcome.primary
+            primary = call.allowed_answers.primary
             spec = CALLS[call.name]
             requirement, also = (
                 primary.requirement,
@@ -110,8 +110,8 @@ class Model(Queries):
             if (
                 code
                 and call.name.startswith("synchronize")
-                and call.outcome.accepts_success()
-                and not call.outcome.accepts_failure()
+                and call.allowed_answers.accepts_success()
+                and not call.allowed_answers.accepts_failure()
             ):
                 # No device task of the suite fails, so an error from a synchronisation
                 # that had to succeed is an error reported without a failure (after a
@@ -123,7 +123,7 @@ class Model(Queries):
                         requirement,
                         f"{spec.c_name} returned {error_name(code)} ({code}), which the {self.profile.name} profile does not allow here",
                         call=call,
-                        allowed=call.outcome.allowed_codes(),
+                        allowed=call.allowed_answers.allowed_codes(),
                         observed=f"{error_name(code)} ({code})",
                         also=also,
                     )
@@ -134,17 +134,17 @@ class Model(Queries):
             return []
         return self.screen(apply(self, alt.effect, call, dict(outputs)))
 
-    def preview(self, name: str, thread: int = 0, **args: Any) -> Outcome:
+    def preview(self, name: str, thread: int = 0, **args: Any) -> AllowedAnswers:
         """What the profile would allow for this call now (nothing is recorded)."""
-        return self.profile.outcome(self.world, name, thread, args)
+        return self.profile.allowed_answers(self.world, name, thread, args)
 
-    def masked_stake(self, outcome: Outcome) -> str | None:
-        """The masked requirement a call with this outcome puts at stake, if any: a call
+    def masked_stake(self, allowed: AllowedAnswers) -> str | None:
+        """The masked requirement a call with these allowed answers puts at stake, if any: a call
         that must be rejected for a reason that is masked (the backend is known to get it
         wrong: it may accept the call and do something the model cannot follow)."""
-        if not self.masks or outcome.accepts_success():
+        if not self.masks or allowed.accepts_success():
             return None
-        primary = outcome.primary
+        primary = allowed.primary
         return next((r for r in (primary.requirement, *primary.also) if r in self.masks), None)
 
     # -- host events ------------------------------------------------------

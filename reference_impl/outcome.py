@@ -1,4 +1,5 @@
-"""What a profile allows for one call: alternatives of (return codes, effect).
+"""What a profile allows for one call (its allowed answers): alternatives of (return
+codes, effect).
 
 A profile never predicts one answer where the spec leaves several open: it
 returns every legal alternative, each with the set of codes that select it,
@@ -44,17 +45,17 @@ SUCCESS = Codes.only(ACL_SUCCESS)
 
 @dataclass(frozen=True)
 class Alternative:
-    """One legal outcome of a call."""
+    """One allowed answer of a call."""
 
     codes: Codes
     effect: object | None
     """An effect description the model applies (see apply.py), or None."""
     requirement: str | None
-    """The requirement ID this outcome stands for (None: outside the spec)."""
+    """The requirement ID this answer stands for (None: outside the spec)."""
     why: str
     """The reason, in words, shown in failure messages."""
     also: tuple[str, ...] = ()
-    """Other requirements a deviation from this outcome could equally be charged to
+    """Other requirements a deviation from this answer could equally be charged to
     (a rejected end-exact copy on the NULL stream breaks either the bound or the
     default stream: one call cannot tell which)."""
     shadow: tuple[str, ...] = ()
@@ -64,14 +65,14 @@ class Alternative:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """Every legal outcome of one call under one profile."""
+class AllowedAnswers:
+    """The allowed answers of one call under one profile."""
 
     alternatives: tuple[Alternative, ...]
 
     def __post_init__(self) -> None:
         if not self.alternatives:  # pragma: no cover - a bug in a profile
-            raise ValueError("an outcome needs at least one alternative")
+            raise ValueError("allowed answers need at least one alternative")
 
     def match(self, code: int) -> Alternative | None:
         """The first alternative whose codes contain ``code``, or None."""

@@ -1,4 +1,4 @@
-"""The profiles: for each call, (abstract state, arguments) -> every legal outcome.
+"""The profiles: for each call, (abstract state, arguments) -> its allowed answers.
 
 Each call's rule (rules_copies.py, rules_streams.py, rules_events.py,
 rules_devices.py, rules_host.py) lists its checks in the order the open-source
@@ -39,9 +39,9 @@ from .checks import Rule
 from .checks import failing_after
 from .outcome import ANY_ERROR
 from .outcome import SUCCESS
+from .outcome import AllowedAnswers
 from .outcome import Alternative
 from .outcome import Codes
-from .outcome import Outcome
 from .state import HostRange
 from .state import World
 
@@ -97,20 +97,22 @@ class Profile:
     rules: ClassVar[Mapping[str, Rule]] = RULES
     """Call name -> rule; a subclass that judges a call its own way maps it to its own rule."""
 
-    def outcome(self, world: World, call: str, thread: int, args: Mapping[str, Any]) -> Outcome:
-        """Every legal outcome of ``call(**args)`` made by host ``thread``."""
+    def allowed_answers(
+        self, world: World, call: str, thread: int, args: Mapping[str, Any]
+    ) -> AllowedAnswers:
+        """The allowed answers of ``call(**args)`` made by host ``thread``."""
         rule = self.rules.get(call)
         if rule is None:
             raise KeyError(f"the {self.name} profile has no rule for {call!r}")
         return rule(self, world, thread, **args)
 
     # -- folding ----------------------------------------------------------
-    def fold(self, checks: list[Check], success: Alternative) -> Outcome:  # pragma: no cover
-        """The outcome of a call that failed ``checks`` and would otherwise give ``success``."""
+    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:  # pragma: no cover
+        """The allowed answers of a call that failed ``checks`` and would otherwise give ``success``."""
         raise NotImplementedError
 
-    def count_zero(self, requirement: str) -> Outcome:  # pragma: no cover
-        """The outcome of a copy of 0 bytes."""
+    def count_zero(self, requirement: str) -> AllowedAnswers:  # pragma: no cover
+        """The allowed answers of a copy of 0 bytes."""
         raise NotImplementedError
 
     def pinned_path(self, rng: HostRange) -> tuple[bool, bool]:  # pragma: no cover
@@ -124,7 +126,7 @@ class CannProfile(Profile):
     name = "cann"
     destroy_waits = True
 
-    def fold(self, checks: list[Check], success: Alternative) -> Outcome:
+    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:
         branches: list[Alternative] = []
         for i, c in enumerate(checks):
             if c.cann is None:
@@ -138,12 +140,12 @@ class CannProfile(Profile):
                 later,
             )
             if c.cann == MUST:
-                return Outcome((alt, *branches))
+                return AllowedAnswers((alt, *branches))
             branches.append(alt)
-        return Outcome((success, *branches))
+        return AllowedAnswers((success, *branches))
 
-    def count_zero(self, requirement: str) -> Outcome:
-        return Outcome(
+    def count_zero(self, requirement: str) -> AllowedAnswers:
+        return AllowedAnswers(
             (
                 Alternative(
                     SUCCESS,
@@ -167,10 +169,10 @@ class SpecProfile(Profile):
 
     name = "spec"
 
-    def fold(self, checks: list[Check], success: Alternative) -> Outcome:
+    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:
         musts = [c for c in checks if c.spec == MUST]
         if musts:
-            return Outcome(
+            return AllowedAnswers(
                 (
                     Alternative(
                         ANY_ERROR,
@@ -186,11 +188,11 @@ class SpecProfile(Profile):
             rejection = Alternative(
                 ANY_ERROR, None, mays[0].requirement, "; ".join(c.why for c in mays)
             )
-            return Outcome((success, rejection))
-        return Outcome((success,))
+            return AllowedAnswers((success, rejection))
+        return AllowedAnswers((success,))
 
-    def count_zero(self, requirement: str) -> Outcome:
-        return Outcome(
+    def count_zero(self, requirement: str) -> AllowedAnswers:
+        return AllowedAnswers(
             (
                 Alternative(SUCCESS, None, requirement, "count == 0 copies nothing"),
                 Alternative(

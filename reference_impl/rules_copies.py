@@ -2,7 +2,7 @@
 
 Each rule lists the call's failed checks in the order the open-source CANN
 runtime makes them (cann-runtime-facts.md sections 2 and 4); the profile folds
-them into the legal outcomes (profiles.py).
+them into the allowed answers (profiles.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .constants import FROM_SYMBOL_KINDS
 from .constants import TO_SYMBOL_KINDS
 from .constants import MemcpyKind
 from .constants import kind_name
-from .outcome import Outcome
+from .outcome import AllowedAnswers
 from .requirement_ids import BOUNDS_END_EXACT
 from .requirement_ids import BOUNDS_OVERFLOW
 from .requirement_ids import BOUNDS_PAST_END
@@ -84,8 +84,8 @@ def rule_memcpy_to_symbol_async(
     offset: int,
     kind: int,
     stream: int | None,
-) -> Outcome:
-    """Every legal outcome of aclrtMemcpyToSymbolAsync, and (``stream`` None) of
+) -> AllowedAnswers:
+    """The allowed answers of aclrtMemcpyToSymbolAsync, and (``stream`` None) of
     aclrtMemcpyToSymbol."""
     is_async = stream is not None
 
@@ -166,8 +166,8 @@ def rule_memcpy_from_symbol_async(
     offset: int,
     kind: int,
     stream: int | None,
-) -> Outcome:
-    """Every legal outcome of aclrtMemcpyFromSymbolAsync, and (``stream`` None) of
+) -> AllowedAnswers:
+    """The allowed answers of aclrtMemcpyFromSymbolAsync, and (``stream`` None) of
     aclrtMemcpyFromSymbol."""
     r = FROMSYMBOL_BYTES
     if count == 0:

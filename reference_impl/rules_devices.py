@@ -24,16 +24,16 @@ from .constants import ACL_ERROR_REPEAT_FINALIZE
 from .constants import ACL_ERROR_REPEAT_INITIALIZE
 from .outcome import ANY_ERROR
 from .outcome import SUCCESS
+from .outcome import AllowedAnswers
 from .outcome import Alternative
-from .outcome import Outcome
 from .requirement_ids import DEVICE_CALLS
 from .requirement_ids import INIT_CALLS
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .state import World
 
 
-def rule_synchronize_device(profile: Folding, world: World, thread: int) -> Outcome:
-    """Every legal outcome of aclrtSynchronizeDevice."""
+def rule_synchronize_device(profile: Folding, world: World, thread: int) -> AllowedAnswers:
+    """The allowed answers of aclrtSynchronizeDevice."""
     checks: list[Check] = []
     device = current_device(world, thread, checks, DEVICE_CALLS)
     held = blocked(world, PINNED_COMPLETE_AFTER_SYNC, device_streams(world, device))
@@ -48,10 +48,10 @@ def rule_synchronize_device(profile: Folding, world: World, thread: int) -> Outc
     )
 
 
-def rule_set_device(profile: Folding, world: World, thread: int, device_id: int) -> Outcome:
-    """Every legal outcome of aclrtSetDevice."""
+def rule_set_device(profile: Folding, world: World, thread: int, device_id: int) -> AllowedAnswers:
+    """The allowed answers of aclrtSetDevice."""
     if not world.valid_device(device_id):
-        return Outcome(
+        return AllowedAnswers(
             (
                 Alternative(
                     ANY_ERROR,
@@ -61,7 +61,7 @@ def rule_set_device(profile: Folding, world: World, thread: int, device_id: int)
                 ),
             )
         )
-    return Outcome(
+    return AllowedAnswers(
         (
             Alternative(
                 SUCCESS,
@@ -73,28 +73,30 @@ def rule_set_device(profile: Folding, world: World, thread: int, device_id: int)
     )
 
 
-def rule_get_device(profile: Folding, world: World, thread: int) -> Outcome:
-    """Every legal outcome of aclrtGetDevice."""
+def rule_get_device(profile: Folding, world: World, thread: int) -> AllowedAnswers:
+    """The allowed answers of aclrtGetDevice."""
     dev = world.current_device(thread)
     if dev is None:
         return one(ANY_ERROR, None, DEVICE_CALLS, "no device is current")
     return one(SUCCESS, fx.ReportDevice(dev), DEVICE_CALLS, "the current device is reported")
 
 
-def rule_get_device_count(profile: Folding, world: World, thread: int) -> Outcome:
-    """Every legal outcome of aclrtGetDeviceCount."""
+def rule_get_device_count(profile: Folding, world: World, thread: int) -> AllowedAnswers:
+    """The allowed answers of aclrtGetDeviceCount."""
     effect = fx.ReportDeviceCount(world.caps.devices)
     return one(SUCCESS, effect, DEVICE_CALLS, "the device count is reported")
 
 
-def rule_reset_device(profile: Folding, world: World, thread: int, device_id: int) -> Outcome:
-    """Every legal outcome of aclrtResetDevice."""
+def rule_reset_device(
+    profile: Folding, world: World, thread: int, device_id: int
+) -> AllowedAnswers:
+    """The allowed answers of aclrtResetDevice."""
     if not world.valid_device(device_id):
-        return Outcome(
+        return AllowedAnswers(
             (Alternative(ANY_ERROR, None, DEVICE_CALLS, f"device {device_id} does not exist"),)
         )
     if world.refcount.get(device_id, 0) == 0:
-        return Outcome(
+        return AllowedAnswers(
             (
                 Alternative(
                     SUCCESS,
@@ -108,7 +110,7 @@ def rule_reset_device(profile: Folding, world: World, thread: int, device_id: in
     held = blocked(world, DEVICE_CALLS, device_streams(world, device_id))
     if held is not None:
         return held
-    return Outcome(
+    return AllowedAnswers(
         (
             Alternative(
                 SUCCESS,
@@ -121,9 +123,9 @@ def rule_reset_device(profile: Folding, world: World, thread: int, device_id: in
 
 
 # -- process state ----------------------------------------------------------
-def rule_get_version_str(profile: Folding, world: World, thread: int) -> Outcome:
-    """Every legal outcome of aclsysGetVersionStr."""
-    return Outcome(
+def rule_get_version_str(profile: Folding, world: World, thread: int) -> AllowedAnswers:
+    """The allowed answers of aclsysGetVersionStr."""
+    return AllowedAnswers(
         (
             Alternative(SUCCESS, fx.Nothing(), None, "the version string"),
             Alternative(ANY_ERROR, None, None, "no version file (ACL_ERROR_INVALID_FILE on CANN)"),
@@ -133,8 +135,8 @@ def rule_get_version_str(profile: Folding, world: World, thread: int) -> Outcome
 
 def rule_init(
     profile: Folding, world: World, thread: int, config_path: str | None = None
-) -> Outcome:
-    """Every legal outcome of aclInit."""
+) -> AllowedAnswers:
+    """The allowed answers of aclInit."""
     if world.initialized:
         checks = [
             Check(
@@ -146,16 +148,18 @@ def rule_init(
             )
         ]
         return succeeds(profile, checks, None, INIT_CALLS, "a repeated aclInit may succeed")
-    return Outcome((Alternative(SUCCESS, fx.Init(), INIT_CALLS, "the first aclInit succeeds"),))
+    return AllowedAnswers(
+        (Alternative(SUCCESS, fx.Init(), INIT_CALLS, "the first aclInit succeeds"),)
+    )
 
 
-def rule_finalize(profile: Folding, world: World, thread: int) -> Outcome:
-    """Every legal outcome of aclFinalize."""
+def rule_finalize(profile: Folding, world: World, thread: int) -> AllowedAnswers:
+    """The allowed answers of aclFinalize."""
     if not world.initialized:
         code = ACL_ERROR_REPEAT_FINALIZE if world.finalized else None
         checks = [Check(INIT_CALLS, "aclFinalize without a live aclInit", code, MAY, MUST)]
         return succeeds(profile, checks, None, INIT_CALLS, "a repeated aclFinalize may succeed")
-    return Outcome(
+    return AllowedAnswers(
         (Alternative(SUCCESS, fx.Finalize(), INIT_CALLS, "aclFinalize after aclInit succeeds"),)
     )
 

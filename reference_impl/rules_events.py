@@ -23,8 +23,8 @@ from .checks import resolve_stream
 from .checks import succeeds
 from .constants import ACL_ERROR_INVALID_PARAM
 from .outcome import ANY_ERROR
+from .outcome import AllowedAnswers
 from .outcome import Alternative
-from .outcome import Outcome
 from .requirement_ids import EVENT_CALLS
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import STREAM_EVENT_ORDER
@@ -49,8 +49,8 @@ def _event(world: World, event: int, checks: list[Check]) -> Event | None:
 
 def rule_create_event(
     profile: Folding, world: World, thread: int, null_event: bool = False
-) -> Outcome:
-    """Every legal outcome of aclrtCreateEvent."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtCreateEvent."""
     return created(profile, world, thread, null_event, EVENT_CALLS, "event", fx.NewEvent)
 
 
@@ -78,8 +78,8 @@ def _ordering(
     stream: int,
     effect: Callable[[Event, Stream], object],
     why: str,
-) -> Outcome:
-    """Every legal outcome of a call that orders ``stream`` by ``event`` (records it, or
+) -> AllowedAnswers:
+    """The allowed answers of a call that orders ``stream`` by ``event`` (records it, or
     waits for it): ``effect(event, stream)`` is what it does."""
     checks: list[Check] = []
     e, target = _event_on_stream(world, thread, event, stream, checks)
@@ -90,8 +90,8 @@ def _ordering(
 
 def rule_record_event(
     profile: Folding, world: World, thread: int, event: int, stream: int
-) -> Outcome:
-    """Every legal outcome of aclrtRecordEvent."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtRecordEvent."""
     return _ordering(
         profile, world, thread, event, stream, fx.RecordEvent, "recording an event succeeds"
     )
@@ -99,8 +99,8 @@ def rule_record_event(
 
 def rule_stream_wait_event(
     profile: Folding, world: World, thread: int, stream: int, event: int
-) -> Outcome:
-    """Every legal outcome of aclrtStreamWaitEvent."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtStreamWaitEvent."""
     return _ordering(
         profile,
         world,
@@ -112,8 +112,10 @@ def rule_stream_wait_event(
     )
 
 
-def rule_synchronize_event(profile: Folding, world: World, thread: int, event: int) -> Outcome:
-    """Every legal outcome of aclrtSynchronizeEvent."""
+def rule_synchronize_event(
+    profile: Folding, world: World, thread: int, event: int
+) -> AllowedAnswers:
+    """The allowed answers of aclrtSynchronizeEvent."""
     checks: list[Check] = []
     e = _event(world, event, checks)
     if e is None:
@@ -125,7 +127,7 @@ def rule_synchronize_event(profile: Folding, world: World, thread: int, event: i
         )
     g = world.order.closed_gate_before(e.captured)
     if g is not None:
-        return Outcome(
+        return AllowedAnswers(
             (
                 Alternative(
                     ANY_ERROR,
@@ -144,8 +146,8 @@ def rule_synchronize_event(profile: Folding, world: World, thread: int, event: i
     )
 
 
-def rule_destroy_event(profile: Folding, world: World, thread: int, event: int) -> Outcome:
-    """Every legal outcome of aclrtDestroyEvent."""
+def rule_destroy_event(profile: Folding, world: World, thread: int, event: int) -> AllowedAnswers:
+    """The allowed answers of aclrtDestroyEvent."""
     checks: list[Check] = []
     e = _event(world, event, checks)
     if e is None:

@@ -26,9 +26,9 @@ from .constants import ACL_HOST_REG_PINNED
 from .constants import HOST_REGISTER_ALIGNMENT
 from .outcome import ANY_ERROR
 from .outcome import SUCCESS
+from .outcome import AllowedAnswers
 from .outcome import Alternative
 from .outcome import Codes
-from .outcome import Outcome
 from .requirement_ids import GETSYMBOL_ADDRESS
 from .requirement_ids import GETSYMBOL_SIZE
 from .requirement_ids import HOST_MEMORY_CALLS
@@ -54,8 +54,8 @@ def _symbol_query(
 
 def rule_get_symbol_address(
     profile: Folding, world: World, thread: int, symbol: int, null_dev_ptr: bool = False
-) -> Outcome:
-    """Every legal outcome of aclrtGetSymbolAddress."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtGetSymbolAddress."""
     checks, sym, device = _symbol_query(
         world, thread, symbol, null_dev_ptr, GETSYMBOL_ADDRESS, "devPtr"
     )
@@ -72,8 +72,8 @@ def rule_get_symbol_address(
 
 def rule_get_symbol_size(
     profile: Folding, world: World, thread: int, symbol: int, null_size: bool = False
-) -> Outcome:
-    """Every legal outcome of aclrtGetSymbolSize."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtGetSymbolSize."""
     checks, sym, _device = _symbol_query(world, thread, symbol, null_size, GETSYMBOL_SIZE, "size")
     if sym is None or null_size:
         return profile.fold(checks, IMPOSSIBLE)
@@ -89,8 +89,8 @@ def rule_get_symbol_size(
 # -- host memory and its registration ---------------------------------------
 def rule_malloc_host(
     profile: Folding, world: World, thread: int, size: int, null_host_ptr: bool = False
-) -> Outcome:
-    """Every legal outcome of aclrtMallocHost."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtMallocHost."""
     checks: list[Check] = []
     if null_host_ptr:
         checks.append(
@@ -114,11 +114,11 @@ def rule_malloc_host(
     )
 
 
-def rule_free_host(profile: Folding, world: World, thread: int, host_ptr: int) -> Outcome:
-    """Every legal outcome of aclrtFreeHost."""
+def rule_free_host(profile: Folding, world: World, thread: int, host_ptr: int) -> AllowedAnswers:
+    """The allowed answers of aclrtFreeHost."""
     buf = world.buffers.get(host_ptr)
     if buf is None or not buf.alive or not buf.pinned:
-        return Outcome(
+        return AllowedAnswers(
             (
                 Alternative(
                     ANY_ERROR,
@@ -128,7 +128,7 @@ def rule_free_host(profile: Folding, world: World, thread: int, host_ptr: int) -
                 ),
             )
         )
-    return Outcome(
+    return AllowedAnswers(
         (
             Alternative(
                 SUCCESS,
@@ -140,17 +140,19 @@ def rule_free_host(profile: Folding, world: World, thread: int, host_ptr: int) -
     )
 
 
-def rule_malloc_pageable(profile: Folding, world: World, thread: int, size: int) -> Outcome:
-    """Every legal outcome of the suite's malloc (malloc_pageable)."""
-    return Outcome((Alternative(SUCCESS, fx.NewHostBuffer(size, False), None, "malloc"),))
+def rule_malloc_pageable(profile: Folding, world: World, thread: int, size: int) -> AllowedAnswers:
+    """The allowed answers of the suite's malloc (malloc_pageable)."""
+    return AllowedAnswers((Alternative(SUCCESS, fx.NewHostBuffer(size, False), None, "malloc"),))
 
 
-def rule_free_pageable(profile: Folding, world: World, thread: int, ptr: int) -> Outcome:
-    """Every legal outcome of the suite's free (free_pageable)."""
+def rule_free_pageable(profile: Folding, world: World, thread: int, ptr: int) -> AllowedAnswers:
+    """The allowed answers of the suite's free (free_pageable)."""
     buf = world.buffers.get(ptr)
     if buf is None or not buf.alive or buf.pinned:
-        return Outcome((Alternative(ANY_ERROR, None, None, "ptr is not live malloc memory"),))
-    return Outcome((Alternative(SUCCESS, fx.FreeHostBuffer(buf), None, "free"),))
+        return AllowedAnswers(
+            (Alternative(ANY_ERROR, None, None, "ptr is not live malloc memory"),)
+        )
+    return AllowedAnswers((Alternative(SUCCESS, fx.FreeHostBuffer(buf), None, "free"),))
 
 
 def rule_host_register(
@@ -160,8 +162,8 @@ def rule_host_register(
     ptr: int,
     size: int,
     flag: int = ACL_HOST_REG_PINNED,
-) -> Outcome:
-    """Every legal outcome of aclrtHostRegisterV2."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtHostRegisterV2."""
     req = HOST_MEMORY_CALLS
     checks: list[Check] = []
     if ptr == 0:
@@ -214,8 +216,8 @@ def rule_host_register(
     )
 
 
-def rule_host_unregister(profile: Folding, world: World, thread: int, ptr: int) -> Outcome:
-    """Every legal outcome of aclrtHostUnregister."""
+def rule_host_unregister(profile: Folding, world: World, thread: int, ptr: int) -> AllowedAnswers:
+    """The allowed answers of aclrtHostUnregister."""
     req = HOST_MEMORY_CALLS
     checks: list[Check] = []
     if ptr == 0:
@@ -251,14 +253,16 @@ def rule_host_unregister(profile: Folding, world: World, thread: int, ptr: int) 
     )
 
 
-def rule_write_host(profile: Folding, world: World, thread: int, dst: int, data: bytes) -> Outcome:
-    """Every legal outcome of the suite's memcpy (write_host)."""
+def rule_write_host(
+    profile: Folding, world: World, thread: int, dst: int, data: bytes
+) -> AllowedAnswers:
+    """The allowed answers of the suite's memcpy (write_host)."""
     rng = world.host_range(dst, len(data))
     if rng.buffer is None:
-        return Outcome(
+        return AllowedAnswers(
             (Alternative(Codes(None), None, None, "dst is not host memory the suite allocated"),)
         )
-    return Outcome(
+    return AllowedAnswers(
         (
             Alternative(
                 SUCCESS, fx.WriteHost(rng.buffer, rng.offset, bytes(data)), None, "a host write"
@@ -267,9 +271,11 @@ def rule_write_host(profile: Folding, world: World, thread: int, dst: int, data:
     )
 
 
-def rule_read_host(profile: Folding, world: World, thread: int, src: int, count: int) -> Outcome:
-    """Every legal outcome of the suite's memcpy (read_host)."""
-    return Outcome((Alternative(SUCCESS, fx.Nothing(), None, "a host read"),))
+def rule_read_host(
+    profile: Folding, world: World, thread: int, src: int, count: int
+) -> AllowedAnswers:
+    """The allowed answers of the suite's memcpy (read_host)."""
+    return AllowedAnswers((Alternative(SUCCESS, fx.Nothing(), None, "a host read"),))
 
 
 RULES: Mapping[str, Rule] = MappingProxyType(

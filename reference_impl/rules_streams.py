@@ -28,8 +28,8 @@ from .constants import ACL_ERROR_RT_PARAM_INVALID
 from .constants import ACL_ERROR_RT_STREAM_CONTEXT
 from .constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 from .outcome import SUCCESS
+from .outcome import AllowedAnswers
 from .outcome import Alternative
-from .outcome import Outcome
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import STREAM_CALLS
 from .requirement_ids import STREAM_QUERY
@@ -40,13 +40,13 @@ from .state import World
 
 def rule_create_stream(
     profile: Folding, world: World, thread: int, null_stream: bool = False
-) -> Outcome:
-    """Every legal outcome of aclrtCreateStream."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtCreateStream."""
     return created(profile, world, thread, null_stream, STREAM_CALLS, "stream", fx.NewStream)
 
 
-def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
-    """Every legal outcome of aclrtDestroyStream."""
+def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int) -> AllowedAnswers:
+    """The allowed answers of aclrtDestroyStream."""
     checks: list[Check] = []
     if stream == 0:
         checks.append(Check(STREAM_CALLS, "stream is NULL", ACL_ERROR_INVALID_PARAM))
@@ -92,8 +92,10 @@ def _sync_target(
     return target
 
 
-def rule_synchronize_stream(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
-    """Every legal outcome of aclrtSynchronizeStream."""
+def rule_synchronize_stream(
+    profile: Folding, world: World, thread: int, stream: int
+) -> AllowedAnswers:
+    """The allowed answers of aclrtSynchronizeStream."""
     checks: list[Check] = []
     target = _sync_target(world, thread, stream, checks, STREAM_CALLS)
     if target is None:
@@ -112,8 +114,8 @@ def rule_synchronize_stream(profile: Folding, world: World, thread: int, stream:
 
 def rule_synchronize_stream_with_timeout(
     profile: Folding, world: World, thread: int, stream: int, timeout: int
-) -> Outcome:
-    """Every legal outcome of aclrtSynchronizeStreamWithTimeout."""
+) -> AllowedAnswers:
+    """The allowed answers of aclrtSynchronizeStreamWithTimeout."""
     checks: list[Check] = []
     if timeout < -1:
         checks.append(
@@ -151,8 +153,8 @@ def rule_synchronize_stream_with_timeout(
     )
 
 
-def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
-    """Every legal outcome of aclrtStreamQuery."""
+def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) -> AllowedAnswers:
+    """The allowed answers of aclrtStreamQuery."""
     checks: list[Check] = []
     target = _sync_target(world, thread, stream, checks, STREAM_QUERY)
     if target is None:
@@ -163,8 +165,8 @@ def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) 
 
 
 # -- the suite's gate: a host function that blocks its stream until opened --
-def rule_launch_gate(profile: Folding, world: World, thread: int, stream: int) -> Outcome:
-    """Every legal outcome of aclrtLaunchHostFunc."""
+def rule_launch_gate(profile: Folding, world: World, thread: int, stream: int) -> AllowedAnswers:
+    """The allowed answers of aclrtLaunchHostFunc."""
     checks: list[Check] = []
     device = current_device(world, thread, checks)
     target = resolve_stream(world, stream, device, checks)
@@ -173,9 +175,9 @@ def rule_launch_gate(profile: Folding, world: World, thread: int, stream: int) -
     return succeeds(profile, checks, fx.LaunchGate(target), None, "enqueueing the gate succeeds")
 
 
-def rule_open_gate(profile: Folding, world: World, thread: int, gate: int) -> Outcome:
-    """Every legal outcome of the suite's gate_open (open_gate)."""
-    return Outcome((Alternative(SUCCESS, fx.OpenGate(gate), None, "opening a gate"),))
+def rule_open_gate(profile: Folding, world: World, thread: int, gate: int) -> AllowedAnswers:
+    """The allowed answers of the suite's gate_open (open_gate)."""
+    return AllowedAnswers((Alternative(SUCCESS, fx.OpenGate(gate), None, "opening a gate"),))
 
 
 RULES: Mapping[str, Rule] = MappingProxyType(

@@ -68,8 +68,8 @@ def count_match(state: ModelState, call: Judgement, alt: Alternative, code: int)
                 ev.check(KIND_DEFAULT_HOST_SOURCE)
         elif call.name in ("memcpy_from_symbol", "memcpy_from_symbol_async") and kind:
             ev.check(FROMSYMBOL_KINDS)
-    alts = call.outcome.alternatives
-    if len(alts) > 1 and call.outcome.accepts_success():
+    alts = call.allowed_answers.alternatives
+    if len(alts) > 1 and call.allowed_answers.accepts_success():
         rejections = [a for a in alts if ACL_SUCCESS not in a.codes and a.requirement]
         if alt in rejections:
             assert alt.requirement is not None

@@ -11,7 +11,7 @@ from world import make_world
 
 from acl_conformance.reference_impl.constants import INT32_MAX
 from acl_conformance.reference_impl.constants import SIZE_MAX
-from acl_conformance.reference_impl.outcome import Outcome
+from acl_conformance.reference_impl.outcome import AllowedAnswers
 
 SUCCESS, REJECT, EITHER = "success", "reject", "either"
 
@@ -19,7 +19,7 @@ SUCCESS, REJECT, EITHER = "success", "reject", "either"
 SOME_ERRORS = (1, 100000, 107000, 999999)
 
 
-def codes(outcome: Outcome) -> set[int] | None:
+def codes(outcome: AllowedAnswers) -> set[int] | None:
     """The explicit codes an outcome allows, or None if it allows any error."""
     out: set[int] = set()
     for alt in outcome.alternatives:
@@ -29,7 +29,7 @@ def codes(outcome: Outcome) -> set[int] | None:
     return out
 
 
-def spec_class(outcome: Outcome) -> str:
+def spec_class(outcome: AllowedAnswers) -> str:
     ok = outcome.accepts_success()
     err = all(
         c in alt.codes

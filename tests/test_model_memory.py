@@ -11,10 +11,10 @@ from acl_conformance.reference_impl.memory import VarMemory
 from acl_conformance.reference_impl.memory import Write
 from acl_conformance.reference_impl.order import Order
 from acl_conformance.reference_impl.outcome import SUCCESS
+from acl_conformance.reference_impl.outcome import AllowedAnswers
 from acl_conformance.reference_impl.outcome import Alternative
-from acl_conformance.reference_impl.outcome import Outcome
 
-COPIED = Outcome((Alternative(SUCCESS, None, None, "a copy"),))
+COPIED = AllowedAnswers((Alternative(SUCCESS, None, None, "a copy"),))
 
 
 def arr(data: bytes) -> np.ndarray:

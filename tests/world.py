@@ -18,7 +18,7 @@ from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl import judge
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.observation import observe
-from acl_conformance.reference_impl.outcome import Outcome
+from acl_conformance.reference_impl.outcome import AllowedAnswers
 
 SYMBOLS = {"g_u8": 1, "g_u32": 4, "g_u64": 8, "g_arr256": 256, "g_arr4k": 4096}
 SYMBOL_BASE = 0x5555_0000_0000
@@ -35,8 +35,8 @@ class Expected:
     judgement: Judgement
 
     @property
-    def outcome(self) -> Outcome:
-        return self.judgement.outcome
+    def allowed_answers(self) -> AllowedAnswers:
+        return self.judgement.allowed_answers
 
     def settle(self, code: int, **outputs: Any) -> list[Violation]:
         return self.model.settle(self.judgement, code, **outputs)
@@ -96,7 +96,7 @@ class W:
         assert not v, "\n".join(x.render() for x in v)
 
     def allowed(self, name: str, thread: int = 0, **args: object):
-        return self.model.expect(name, thread, **args).outcome
+        return self.model.expect(name, thread, **args).allowed_answers
 
     def observe(self, name: str, data: bytes, offset: int = 0, device: int = 0) -> list[str]:
         return [v.render() for v in observe_now(self.model, device, name, offset, data)]

@@ -245,7 +245,7 @@ def _replay_one(
         tr.learn(call, now=step.record.outputs)
     text = f"{label}\n    backend {_code(got)}; recorded {_code(call.code)}"
     if step is not None:
-        text += f"; allowed {step.judgement.allowed()}"
+        text += f"; allowed {step.judgement.allowed_text()}"
     if failure is None:
         return text + "\n    ok"
     for v in failure.violations:

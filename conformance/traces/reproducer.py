@@ -111,7 +111,7 @@ def generate(trace: Trace) -> str:
 
         step = judge(model, call, observed, read_back=read_back, opened=opened)
         label = step.judgement.label
-        prog.check_code(label, step.judgement.outcome)
+        prog.check_code(label, step.judgement.allowed_answers)
         spans = model.read_allowed(step.judgement) if observed is not None else None
         if observed is not None and spans:
             if len(spans) == 1 and spans[0][2] is None:

@@ -19,7 +19,7 @@ from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.calls import Param
 from acl_conformance.reference_impl.calls import render_call
 from acl_conformance.reference_impl.calls import render_value
-from acl_conformance.reference_impl.outcome import Outcome
+from acl_conformance.reference_impl.outcome import AllowedAnswers
 from acl_conformance.reference_impl.record import CallRecord
 
 from .trace import Trace
@@ -60,11 +60,11 @@ def bytes_literal(data: bytes) -> str:
     return "{\n" + ",\n".join(rows) + "\n}"
 
 
-def allowed_codes(outcome: Outcome) -> tuple[list[int], bool]:
+def allowed_codes(allowed: AllowedAnswers) -> tuple[list[int], bool]:
     """(explicit codes, whether any non-zero code is allowed)."""
     codes: set[int] = set()
     any_error = False
-    for alt in outcome.alternatives:
+    for alt in allowed.alternatives:
         if alt.codes.values is None:
             any_error = True
         else:
@@ -165,8 +165,8 @@ class Program:
         return f"&{out.name}"
 
     # -- checks -----------------------------------------------------------
-    def check_code(self, label: str, outcome: Outcome) -> None:
-        codes, any_error = allowed_codes(outcome)
+    def check_code(self, label: str, allowed: AllowedAnswers) -> None:
+        codes, any_error = allowed_codes(allowed)
         arr = "{" + ", ".join(str(c) for c in codes) + "}" if codes else "{0}"
         self.body.append(
             f"    {{ static const aclError ok[] = {arr}; "

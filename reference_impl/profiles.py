@@ -1,9 +1,9 @@
 """The profiles: for each call, (abstract state, arguments) -> its allowed answers.
 
 Each call's rule (rules_copies.py, rules_streams.py, rules_events.py,
-rules_devices.py, rules_host.py) lists its checks in the order the open-source
-CANN runtime makes them (cann-runtime-facts.md sections 2 and 4).  A check
-(checks.py) says which requirement it stands for, CANN's exact code, and how
+rules_devices.py, rules_host.py) lists its runtime checks in the order the open-source
+CANN runtime makes them (cann-runtime-facts.md sections 2 and 4).  A runtime check
+(runtime_checks.py) says which requirement it stands for, CANN's exact code, and how
 binding it is in each profile.  The two profiles fold the same list
 differently:
 
@@ -32,16 +32,16 @@ from . import rules_host
 from . import rules_streams
 from .calls import CALLS
 from .catalogue import PROFILES
-from .checks import MAY
-from .checks import MUST
-from .checks import Check
-from .checks import Rule
-from .checks import failing_after
 from .outcome import ANY_ERROR
 from .outcome import SUCCESS
 from .outcome import AllowedAnswers
 from .outcome import Alternative
 from .outcome import Codes
+from .runtime_checks import MAY
+from .runtime_checks import MUST
+from .runtime_checks import Rule
+from .runtime_checks import RuntimeCheck
+from .runtime_checks import failing_after
 from .state import HostRange
 from .state import World
 
@@ -50,9 +50,9 @@ __all__ = [
     "MUST",
     "RULES",
     "CannProfile",
-    "Check",
     "Profile",
     "Rule",
+    "RuntimeCheck",
     "SpecProfile",
     "get_profile",
 ]
@@ -107,7 +107,9 @@ class Profile:
         return rule(self, world, thread, **args)
 
     # -- folding ----------------------------------------------------------
-    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:  # pragma: no cover
+    def fold(
+        self, checks: list[RuntimeCheck], success: Alternative
+    ) -> AllowedAnswers:  # pragma: no cover
         """The allowed answers of a call that failed ``checks`` and would otherwise give ``success``."""
         raise NotImplementedError
 
@@ -126,7 +128,7 @@ class CannProfile(Profile):
     name = "cann"
     destroy_waits = True
 
-    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:
+    def fold(self, checks: list[RuntimeCheck], success: Alternative) -> AllowedAnswers:
         branches: list[Alternative] = []
         for i, c in enumerate(checks):
             if c.cann is None:
@@ -169,7 +171,7 @@ class SpecProfile(Profile):
 
     name = "spec"
 
-    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:
+    def fold(self, checks: list[RuntimeCheck], success: Alternative) -> AllowedAnswers:
         musts = [c for c in checks if c.spec == MUST]
         if musts:
             return AllowedAnswers(

@@ -12,20 +12,6 @@ from functools import partial
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import IMPOSSIBLE
-from .checks import MAY
-from .checks import MUST
-from .checks import Check
-from .checks import Folding
-from .checks import Rule
-from .checks import check_bounds
-from .checks import current_device
-from .checks import foreign
-from .checks import lookup_symbol
-from .checks import resolve_stream
-from .checks import shadowed
-from .checks import succeeds
-from .checks import undefined_memory
 from .constants import ACL_ERROR_INVALID_PARAM
 from .constants import ACL_ERROR_RT_STREAM_CONTEXT
 from .constants import FROM_SYMBOL_KINDS
@@ -51,12 +37,26 @@ from .requirement_ids import SYMBOL_INTERIOR
 from .requirement_ids import SYMBOL_NULL
 from .requirement_ids import SYMBOL_UNREGISTERED
 from .requirement_ids import TOSYMBOL_SYNC
+from .runtime_checks import IMPOSSIBLE
+from .runtime_checks import MAY
+from .runtime_checks import MUST
+from .runtime_checks import Folding
+from .runtime_checks import Rule
+from .runtime_checks import RuntimeCheck
+from .runtime_checks import check_bounds
+from .runtime_checks import current_device
+from .runtime_checks import foreign
+from .runtime_checks import lookup_symbol
+from .runtime_checks import resolve_stream
+from .runtime_checks import shadowed
+from .runtime_checks import succeeds
+from .runtime_checks import undefined_memory
 from .state import Stream
 from .state import World
 
 
 def _foreign_stream(
-    target: Stream | None, device: int, must_check: bool, checks: list[Check]
+    target: Stream | None, device: int, must_check: bool, checks: list[RuntimeCheck]
 ) -> None:
     """Adds STREAM-FOREIGN-DEVICE where ``target`` belongs to another device than the
     current one: spec may refuse the copy; cann must where it surely takes the pinned
@@ -64,7 +64,7 @@ def _foreign_stream(
     if foreign(target, device):
         assert target is not None
         checks.append(
-            Check(
+            RuntimeCheck(
                 STREAM_FOREIGN_DEVICE,
                 f"{target.name} belongs to device {target.device}, device {device} is current",
                 ACL_ERROR_RT_STREAM_CONTEXT,
@@ -94,15 +94,15 @@ def rule_memcpy_to_symbol_async(
 
     if count == 0:
         return profile.count_zero(req(COUNT_ZERO))
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if symbol == 0:
-        checks.append(Check(req(SYMBOL_NULL), "symbol is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(req(SYMBOL_NULL), "symbol is NULL", ACL_ERROR_INVALID_PARAM))
     if src == 0:
-        checks.append(Check(req(SRC_NULL), "src is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(req(SRC_NULL), "src is NULL", ACL_ERROR_INVALID_PARAM))
     if kind not in TO_SYMBOL_KINDS:
         in_enum = any(kind == k.value for k in MemcpyKind)
         checks.append(
-            Check(
+            RuntimeCheck(
                 req(KIND_REJECTED if in_enum else KIND_OUT_OF_ENUM),
                 f"kind is {kind_name(kind)}; only ACL_MEMCPY_HOST_TO_DEVICE and ACL_MEMCPY_DEFAULT are supported",
                 ACL_ERROR_INVALID_PARAM,
@@ -172,14 +172,14 @@ def rule_memcpy_from_symbol_async(
     r = FROMSYMBOL_BYTES
     if count == 0:
         return profile.count_zero(r)
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if symbol == 0:
-        checks.append(Check(r, "symbol is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(r, "symbol is NULL", ACL_ERROR_INVALID_PARAM))
     if dst == 0:
-        checks.append(Check(r, "dst is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(r, "dst is NULL", ACL_ERROR_INVALID_PARAM))
     if count > dst_max:
         checks.append(
-            Check(
+            RuntimeCheck(
                 FROMSYMBOL_DSTMAX,
                 f"count {count} > dstMax {dst_max}",
                 ACL_ERROR_INVALID_PARAM,
@@ -187,7 +187,7 @@ def rule_memcpy_from_symbol_async(
         )
     if kind not in FROM_SYMBOL_KINDS:
         checks.append(
-            Check(
+            RuntimeCheck(
                 FROMSYMBOL_KINDS,
                 f"kind is {kind_name(kind)}; only ACL_MEMCPY_DEVICE_TO_HOST and ACL_MEMCPY_DEFAULT are supported",
                 ACL_ERROR_INVALID_PARAM,

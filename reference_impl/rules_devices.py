@@ -10,16 +10,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import MAY
-from .checks import MUST
-from .checks import Check
-from .checks import Folding
-from .checks import Rule
-from .checks import blocked
-from .checks import current_device
-from .checks import device_streams
-from .checks import one
-from .checks import succeeds
 from .constants import ACL_ERROR_REPEAT_FINALIZE
 from .constants import ACL_ERROR_REPEAT_INITIALIZE
 from .outcome import ANY_ERROR
@@ -29,12 +19,22 @@ from .outcome import Alternative
 from .requirement_ids import DEVICE_CALLS
 from .requirement_ids import INIT_CALLS
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .runtime_checks import MAY
+from .runtime_checks import MUST
+from .runtime_checks import Folding
+from .runtime_checks import Rule
+from .runtime_checks import RuntimeCheck
+from .runtime_checks import blocked
+from .runtime_checks import current_device
+from .runtime_checks import device_streams
+from .runtime_checks import one
+from .runtime_checks import succeeds
 from .state import World
 
 
 def rule_synchronize_device(profile: Folding, world: World, thread: int) -> AllowedAnswers:
     """The allowed answers of aclrtSynchronizeDevice."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     device = current_device(world, thread, checks, DEVICE_CALLS)
     held = blocked(world, PINNED_COMPLETE_AFTER_SYNC, device_streams(world, device))
     if held is not None:
@@ -139,7 +139,7 @@ def rule_init(
     """The allowed answers of aclInit."""
     if world.initialized:
         checks = [
-            Check(
+            RuntimeCheck(
                 INIT_CALLS,
                 "aclInit was already called",
                 ACL_ERROR_REPEAT_INITIALIZE,
@@ -157,7 +157,7 @@ def rule_finalize(profile: Folding, world: World, thread: int) -> AllowedAnswers
     """The allowed answers of aclFinalize."""
     if not world.initialized:
         code = ACL_ERROR_REPEAT_FINALIZE if world.finalized else None
-        checks = [Check(INIT_CALLS, "aclFinalize without a live aclInit", code, MAY, MUST)]
+        checks = [RuntimeCheck(INIT_CALLS, "aclFinalize without a live aclInit", code, MAY, MUST)]
         return succeeds(profile, checks, None, INIT_CALLS, "a repeated aclFinalize may succeed")
     return AllowedAnswers(
         (Alternative(SUCCESS, fx.Finalize(), INIT_CALLS, "aclFinalize after aclInit succeeds"),)

@@ -11,16 +11,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import IMPOSSIBLE
-from .checks import MAY
-from .checks import Check
-from .checks import Folding
-from .checks import Rule
-from .checks import created
-from .checks import current_device
-from .checks import foreign
-from .checks import resolve_stream
-from .checks import succeeds
 from .constants import ACL_ERROR_INVALID_PARAM
 from .outcome import ANY_ERROR
 from .outcome import AllowedAnswers
@@ -28,22 +18,32 @@ from .outcome import Alternative
 from .requirement_ids import EVENT_CALLS
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import STREAM_EVENT_ORDER
+from .runtime_checks import IMPOSSIBLE
+from .runtime_checks import MAY
+from .runtime_checks import Folding
+from .runtime_checks import Rule
+from .runtime_checks import RuntimeCheck
+from .runtime_checks import created
+from .runtime_checks import current_device
+from .runtime_checks import foreign
+from .runtime_checks import resolve_stream
+from .runtime_checks import succeeds
 from .state import Event
 from .state import Stream
 from .state import World
 
 
-def _event(world: World, event: int, checks: list[Check]) -> Event | None:
+def _event(world: World, event: int, checks: list[RuntimeCheck]) -> Event | None:
     """The live event ``event`` names; adds a check if there is none."""
     if event == 0:
-        checks.append(Check(EVENT_CALLS, "event is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(EVENT_CALLS, "event is NULL", ACL_ERROR_INVALID_PARAM))
         return None
     e = world.live_event(event)
     if e is None:
         what = (
             "a destroyed event" if event in world.dead_events else "a handle that is not an event"
         )
-        checks.append(Check(EVENT_CALLS, f"event is {what}", None))
+        checks.append(RuntimeCheck(EVENT_CALLS, f"event is {what}", None))
     return e
 
 
@@ -55,7 +55,7 @@ def rule_create_event(
 
 
 def _event_on_stream(
-    world: World, thread: int, event: int, stream: int, checks: list[Check]
+    world: World, thread: int, event: int, stream: int, checks: list[RuntimeCheck]
 ) -> tuple[Event | None, Stream | None]:
     """The checks shared by aclrtRecordEvent and aclrtStreamWaitEvent."""
     e = _event(world, event, checks)
@@ -65,7 +65,7 @@ def _event_on_stream(
         # The text does not say whether an event may be recorded on (or waited
         # for by) another device's stream: both answers are allowed.
         checks.append(
-            Check(EVENT_CALLS, f"{target.name} belongs to another device", None, MAY, MAY)
+            RuntimeCheck(EVENT_CALLS, f"{target.name} belongs to another device", None, MAY, MAY)
         )
     return e, target
 
@@ -81,7 +81,7 @@ def _ordering(
 ) -> AllowedAnswers:
     """The allowed answers of a call that orders ``stream`` by ``event`` (records it, or
     waits for it): ``effect(event, stream)`` is what it does."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     e, target = _event_on_stream(world, thread, event, stream, checks)
     if e is None or target is None:
         return profile.fold(checks, IMPOSSIBLE)
@@ -116,12 +116,12 @@ def rule_synchronize_event(
     profile: Folding, world: World, thread: int, event: int
 ) -> AllowedAnswers:
     """The allowed answers of aclrtSynchronizeEvent."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     e = _event(world, event, checks)
     if e is None:
         return profile.fold(checks, IMPOSSIBLE)
     if e.captured is None:
-        checks.append(Check(EVENT_CALLS, f"{e.name} was never recorded", None, MAY, MAY))
+        checks.append(RuntimeCheck(EVENT_CALLS, f"{e.name} was never recorded", None, MAY, MAY))
         return succeeds(
             profile, checks, None, EVENT_CALLS, "an unrecorded event has nothing to wait for"
         )
@@ -148,7 +148,7 @@ def rule_synchronize_event(
 
 def rule_destroy_event(profile: Folding, world: World, thread: int, event: int) -> AllowedAnswers:
     """The allowed answers of aclrtDestroyEvent."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     e = _event(world, event, checks)
     if e is None:
         return profile.fold(checks, IMPOSSIBLE)

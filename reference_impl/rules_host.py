@@ -11,15 +11,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import IMPOSSIBLE
-from .checks import MAY
-from .checks import MUST
-from .checks import Check
-from .checks import Folding
-from .checks import Rule
-from .checks import current_device
-from .checks import lookup_symbol
-from .checks import succeeds
 from .constants import ACL_ERROR_INVALID_PARAM
 from .constants import ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED
 from .constants import ACL_HOST_REG_PINNED
@@ -33,6 +24,15 @@ from .requirement_ids import GETSYMBOL_ADDRESS
 from .requirement_ids import GETSYMBOL_SIZE
 from .requirement_ids import HOST_MEMORY_CALLS
 from .requirement_ids import PINNED_REGISTERED
+from .runtime_checks import IMPOSSIBLE
+from .runtime_checks import MAY
+from .runtime_checks import MUST
+from .runtime_checks import Folding
+from .runtime_checks import Rule
+from .runtime_checks import RuntimeCheck
+from .runtime_checks import current_device
+from .runtime_checks import lookup_symbol
+from .runtime_checks import succeeds
 from .state import Symbol
 from .state import World
 
@@ -40,13 +40,15 @@ from .state import World
 # -- symbol queries -------------------------------------------------------
 def _symbol_query(
     world: World, thread: int, symbol: int, null_out: bool, req: str, what: str
-) -> tuple[list[Check], Symbol | None, int]:
+) -> tuple[list[RuntimeCheck], Symbol | None, int]:
     """The checks shared by the symbol queries: (failed checks, the variable, the device)."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if symbol == 0:
-        checks.append(Check(req, "symbol is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(req, "symbol is NULL", ACL_ERROR_INVALID_PARAM))
     if null_out:
-        checks.append(Check(req, f"the {what} output pointer is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(
+            RuntimeCheck(req, f"the {what} output pointer is NULL", ACL_ERROR_INVALID_PARAM)
+        )
     device = current_device(world, thread, checks, req)
     sym = lookup_symbol(world, symbol, checks, req, req)
     return checks, sym, device
@@ -91,17 +93,19 @@ def rule_malloc_host(
     profile: Folding, world: World, thread: int, size: int, null_host_ptr: bool = False
 ) -> AllowedAnswers:
     """The allowed answers of aclrtMallocHost."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if null_host_ptr:
         checks.append(
-            Check(
+            RuntimeCheck(
                 HOST_MEMORY_CALLS,
                 "the hostPtr output pointer is NULL",
                 ACL_ERROR_INVALID_PARAM,
             )
         )
     if size == 0:
-        checks.append(Check(HOST_MEMORY_CALLS, "size is 0", ACL_ERROR_INVALID_PARAM, MAY, MUST))
+        checks.append(
+            RuntimeCheck(HOST_MEMORY_CALLS, "size is 0", ACL_ERROR_INVALID_PARAM, MAY, MUST)
+        )
         return succeeds(
             profile, checks, None, HOST_MEMORY_CALLS, "size 0 may give a pointer or NULL"
         )
@@ -165,21 +169,21 @@ def rule_host_register(
 ) -> AllowedAnswers:
     """The allowed answers of aclrtHostRegisterV2."""
     req = HOST_MEMORY_CALLS
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if ptr == 0:
-        checks.append(Check(req, "ptr is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(req, "ptr is NULL", ACL_ERROR_INVALID_PARAM))
         return profile.fold(checks, IMPOSSIBLE)
     if size == 0:
-        checks.append(Check(req, "size is 0", None))
+        checks.append(RuntimeCheck(req, "size is 0", None))
         return profile.fold(checks, IMPOSSIBLE)
     rng = world.host_range(ptr, size)
     if not rng.known:
         checks.append(
-            Check(None, "the range is not host memory the suite allocated", None, MAY, MAY)
+            RuntimeCheck(None, "the range is not host memory the suite allocated", None, MAY, MAY)
         )
     elif rng.buffer is not None and rng.buffer.pinned:
         checks.append(
-            Check(
+            RuntimeCheck(
                 req,
                 f"{rng.buffer.name} is already page-locked (aclrtMallocHost)",
                 None,
@@ -189,14 +193,14 @@ def rule_host_register(
         )
     if ptr % HOST_REGISTER_ALIGNMENT:
         checks.append(
-            Check(req, f"ptr is not {HOST_REGISTER_ALIGNMENT}-byte aligned", None, MAY, MUST)
+            RuntimeCheck(req, f"ptr is not {HOST_REGISTER_ALIGNMENT}-byte aligned", None, MAY, MUST)
         )
     overlapping = world.overlapping_registrations(ptr, size)
     if any(not r.stale for r in overlapping):
-        checks.append(Check(req, "the range overlaps a registered range", None, MAY, MUST))
+        checks.append(RuntimeCheck(req, "the range overlaps a registered range", None, MAY, MUST))
     elif overlapping:
         checks.append(
-            Check(
+            RuntimeCheck(
                 req,
                 "the range overlaps a registration made on memory since freed (it may "
                 "or may not have outlived the free)",
@@ -206,7 +210,9 @@ def rule_host_register(
             )
         )
     if flag != ACL_HOST_REG_PINNED:
-        checks.append(Check(None, f"flag 0x{flag:x} is not ACL_HOST_REG_PINNED", None, MAY, MAY))
+        checks.append(
+            RuntimeCheck(None, f"flag 0x{flag:x} is not ACL_HOST_REG_PINNED", None, MAY, MAY)
+        )
     return succeeds(
         profile,
         checks,
@@ -219,14 +225,14 @@ def rule_host_register(
 def rule_host_unregister(profile: Folding, world: World, thread: int, ptr: int) -> AllowedAnswers:
     """The allowed answers of aclrtHostUnregister."""
     req = HOST_MEMORY_CALLS
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if ptr == 0:
-        checks.append(Check(req, "ptr is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(req, "ptr is NULL", ACL_ERROR_INVALID_PARAM))
         return profile.fold(checks, IMPOSSIBLE)
     reg = world.registered.get(ptr)
     if reg is None:
         checks.append(
-            Check(
+            RuntimeCheck(
                 req,
                 "ptr is not the start of a registered range",
                 ACL_ERROR_RT_HOST_MEMORY_NOT_REGISTERED,
@@ -235,7 +241,7 @@ def rule_host_unregister(profile: Folding, world: World, thread: int, ptr: int) 
         return profile.fold(checks, IMPOSSIBLE)
     if reg.stale:
         checks.append(
-            Check(
+            RuntimeCheck(
                 req,
                 "the registration was made on memory since freed (it may or may not have "
                 "outlived the free)",

@@ -11,18 +11,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import effects as fx
-from .checks import IMPOSSIBLE
-from .checks import MAY
-from .checks import MUST
-from .checks import Check
-from .checks import Folding
-from .checks import Rule
-from .checks import blocked
-from .checks import created
-from .checks import current_device
-from .checks import foreign
-from .checks import resolve_stream
-from .checks import succeeds
 from .constants import ACL_ERROR_INVALID_PARAM
 from .constants import ACL_ERROR_RT_PARAM_INVALID
 from .constants import ACL_ERROR_RT_STREAM_CONTEXT
@@ -34,6 +22,18 @@ from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import STREAM_CALLS
 from .requirement_ids import STREAM_QUERY
 from .requirement_ids import SYNC_TIMEOUT
+from .runtime_checks import IMPOSSIBLE
+from .runtime_checks import MAY
+from .runtime_checks import MUST
+from .runtime_checks import Folding
+from .runtime_checks import Rule
+from .runtime_checks import RuntimeCheck
+from .runtime_checks import blocked
+from .runtime_checks import created
+from .runtime_checks import current_device
+from .runtime_checks import foreign
+from .runtime_checks import resolve_stream
+from .runtime_checks import succeeds
 from .state import Stream
 from .state import World
 
@@ -47,9 +47,9 @@ def rule_create_stream(
 
 def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int) -> AllowedAnswers:
     """The allowed answers of aclrtDestroyStream."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if stream == 0:
-        checks.append(Check(STREAM_CALLS, "stream is NULL", ACL_ERROR_INVALID_PARAM))
+        checks.append(RuntimeCheck(STREAM_CALLS, "stream is NULL", ACL_ERROR_INVALID_PARAM))
         return profile.fold(checks, IMPOSSIBLE)
     device = current_device(world, thread, checks, STREAM_CALLS)
     target = resolve_stream(world, stream, device, checks, STREAM_CALLS)
@@ -57,7 +57,7 @@ def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int
         return profile.fold(checks, IMPOSSIBLE)
     if foreign(target, device):
         checks.append(
-            Check(
+            RuntimeCheck(
                 STREAM_CALLS,
                 f"{target.name} belongs to device {target.device}, not the current device",
                 None,
@@ -73,7 +73,7 @@ def rule_destroy_stream(profile: Folding, world: World, thread: int, stream: int
 
 
 def _sync_target(
-    world: World, thread: int, stream: int, checks: list[Check], req: str
+    world: World, thread: int, stream: int, checks: list[RuntimeCheck], req: str
 ) -> Stream | None:
     """The stream a synchronising call waits for; adds the checks that name it."""
     device = current_device(world, thread, checks, req)
@@ -81,7 +81,7 @@ def _sync_target(
     if target is not None and foreign(target, device):
         # StreamSynchronize switches to the stream's context (AIMP:1719-1727, inference).
         checks.append(
-            Check(
+            RuntimeCheck(
                 req,
                 f"{target.name} belongs to device {target.device}, not the current device",
                 ACL_ERROR_RT_STREAM_CONTEXT,
@@ -96,7 +96,7 @@ def rule_synchronize_stream(
     profile: Folding, world: World, thread: int, stream: int
 ) -> AllowedAnswers:
     """The allowed answers of aclrtSynchronizeStream."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     target = _sync_target(world, thread, stream, checks, STREAM_CALLS)
     if target is None:
         return profile.fold(checks, IMPOSSIBLE)
@@ -116,19 +116,23 @@ def rule_synchronize_stream_with_timeout(
     profile: Folding, world: World, thread: int, stream: int, timeout: int
 ) -> AllowedAnswers:
     """The allowed answers of aclrtSynchronizeStreamWithTimeout."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if timeout < -1:
         checks.append(
-            Check(SYNC_TIMEOUT, f"timeout {timeout} < -1", ACL_ERROR_RT_PARAM_INVALID, MAY, MUST)
+            RuntimeCheck(
+                SYNC_TIMEOUT, f"timeout {timeout} < -1", ACL_ERROR_RT_PARAM_INVALID, MAY, MUST
+            )
         )
     target = _sync_target(world, thread, stream, checks, SYNC_TIMEOUT)
     if timeout == 0:
-        checks.append(Check(SYNC_TIMEOUT, "timeout is 0", ACL_ERROR_RT_PARAM_INVALID, MAY, MUST))
+        checks.append(
+            RuntimeCheck(SYNC_TIMEOUT, "timeout is 0", ACL_ERROR_RT_PARAM_INVALID, MAY, MUST)
+        )
     if target is None:
         return profile.fold(checks, IMPOSSIBLE)
     if world.order.closed_gate_before(target.queue.frontier) is not None:
         checks.append(
-            Check(
+            RuntimeCheck(
                 SYNC_TIMEOUT,
                 f"a closed gate blocks {target.name}: the wait can only time out",
                 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
@@ -136,7 +140,7 @@ def rule_synchronize_stream_with_timeout(
         )
         return profile.fold(checks, IMPOSSIBLE)
     checks.append(
-        Check(
+        RuntimeCheck(
             SYNC_TIMEOUT,
             "the stream's tasks may take longer than the timeout",
             ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
@@ -155,7 +159,7 @@ def rule_synchronize_stream_with_timeout(
 
 def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) -> AllowedAnswers:
     """The allowed answers of aclrtStreamQuery."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     target = _sync_target(world, thread, stream, checks, STREAM_QUERY)
     if target is None:
         return profile.fold(checks, IMPOSSIBLE)
@@ -167,7 +171,7 @@ def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) 
 # -- the suite's gate: a host function that blocks its stream until opened --
 def rule_launch_gate(profile: Folding, world: World, thread: int, stream: int) -> AllowedAnswers:
     """The allowed answers of aclrtLaunchHostFunc."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     device = current_device(world, thread, checks)
     target = resolve_stream(world, stream, device, checks)
     if target is None:

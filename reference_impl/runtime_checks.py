@@ -1,11 +1,13 @@
-"""The check vocabulary of the rules, and the checks several calls share.
+"""The runtime checks of the rules, and the runtime checks several calls share.
 
-A rule lists a call's failed checks (``Check``) in the order the open-source
-CANN runtime makes them; a profile (profiles.py) folds that list into the
-call's allowed answers.  This module holds what every rule module needs: the
-``Check`` record with its bindings ``MUST`` and ``MAY``, the ``Folding`` interface the rules see of a
-profile, the shared checks (current device, symbol lookup, bounds, stream
-handle, undefined memory) and small builders of allowed answers.
+A *runtime check* is one validation a runtime makes of a call's arguments or state
+(not a *check* of the report, a judgement charged to a requirement).  A rule lists the
+runtime checks a call fails (``RuntimeCheck``) in the order the open-source CANN runtime
+makes them; a profile (profiles.py) folds that list into the call's allowed answers.
+This module holds what every rule module needs: the ``RuntimeCheck`` record with its
+bindings ``MUST`` and ``MAY``, the ``Folding`` interface the rules see of a profile, the
+shared runtime checks (current device, symbol lookup, bounds, stream handle, undefined
+memory) and small builders of allowed answers.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ MAY = "may"
 
 
 @dataclass(frozen=True)
-class Check:
-    """A failed check of one call, in CANN's order."""
+class RuntimeCheck:
+    """A failed runtime check of one call, in CANN's order."""
 
     requirement: str | None
     why: str
@@ -66,7 +68,7 @@ class Folding(Protocol):
     destroy_waits: bool
     """aclrtDestroyStream waits for the stream's tasks."""
 
-    def fold(self, checks: list[Check], success: Alternative) -> AllowedAnswers:
+    def fold(self, checks: list[RuntimeCheck], success: Alternative) -> AllowedAnswers:
         """The allowed answers of a call that failed ``checks`` and would otherwise give ``success``."""
         ...
 
@@ -90,7 +92,7 @@ check said the call may go on, in which case success without effect is allowed."
 
 # -- shared checks --------------------------------------------------------
 def current_device(
-    world: World, thread: int, checks: list[Check], requirement: str = DEVICE_CURRENT
+    world: World, thread: int, checks: list[RuntimeCheck], requirement: str = DEVICE_CURRENT
 ) -> int:
     """The device current in ``thread``; adds a check if there is none."""
     dev = world.current_device(thread)
@@ -98,7 +100,7 @@ def current_device(
         # CANN sets a configured default device implicitly, else 107002
         # (runtime.cc:5397-5432); the model assumes device 0 for the first.
         checks.append(
-            Check(
+            RuntimeCheck(
                 requirement,
                 "no device is current in this thread",
                 ACL_ERROR_RT_CONTEXT_NULL,
@@ -111,7 +113,7 @@ def current_device(
 
 
 def lookup_symbol(
-    world: World, symbol: int, checks: list[Check], unregistered: str, interior: str
+    world: World, symbol: int, checks: list[RuntimeCheck], unregistered: str, interior: str
 ) -> Symbol | None:
     """The registered variable at address ``symbol``; adds a check if there is none."""
     if symbol == 0:
@@ -121,7 +123,7 @@ def lookup_symbol(
         inner = world.symbol_containing(symbol)
         if inner is not None:
             checks.append(
-                Check(
+                RuntimeCheck(
                     interior,
                     f"symbol is &{inner.name} + {symbol - inner.address}, a pointer into a "
                     "variable, not a variable's address",
@@ -130,7 +132,7 @@ def lookup_symbol(
             )
         else:
             checks.append(
-                Check(
+                RuntimeCheck(
                     unregistered,
                     "symbol is not the address of a registered device variable",
                     ACL_ERROR_RT_INVALID_SYMBOL,
@@ -143,7 +145,7 @@ def check_bounds(
     sym: Symbol | None,
     offset: int,
     count: int,
-    checks: list[Check],
+    checks: list[RuntimeCheck],
     overflow: str,
     past_end: str,
 ) -> None:
@@ -152,11 +154,13 @@ def check_bounds(
         return
     if offset + count > SIZE_MAX:
         checks.append(
-            Check(overflow, f"offset + count = {offset} + {count} wraps size_t", ACL_ERROR_FAILURE)
+            RuntimeCheck(
+                overflow, f"offset + count = {offset} + {count} wraps size_t", ACL_ERROR_FAILURE
+            )
         )
     elif offset + count > sym.size:
         checks.append(
-            Check(
+            RuntimeCheck(
                 past_end,
                 f"offset + count = {offset + count} > {sym.size}, the size of {sym.name}",
                 ACL_ERROR_INVALID_PARAM,
@@ -168,7 +172,7 @@ def resolve_stream(
     world: World,
     handle: int,
     device: int,
-    checks: list[Check],
+    checks: list[RuntimeCheck],
     invalid: str = STREAM_INVALID_HANDLE,
 ) -> Stream | None:
     """The stream ``handle`` names (NULL: ``device``'s default); adds a check if none."""
@@ -176,7 +180,7 @@ def resolve_stream(
     if arg is StreamArg.DEFAULT:
         if not world.caps.default_stream:
             checks.append(
-                Check(
+                RuntimeCheck(
                     STREAM_NULL_DEFAULT,
                     "stream is NULL and the backend declares no default stream",
                     None,
@@ -187,7 +191,7 @@ def resolve_stream(
         return world.default_stream(device)
     if arg is StreamArg.LIVE:
         return world.streams[handle]
-    checks.append(Check(invalid, f"stream is {arg.value}", ACL_ERROR_RT_INVALID_HANDLE))
+    checks.append(RuntimeCheck(invalid, f"stream is {arg.value}", ACL_ERROR_RT_INVALID_HANDLE))
     return None
 
 
@@ -196,11 +200,11 @@ def foreign(stream: Stream | None, device: int) -> bool:
     return stream is not None and stream.device != device
 
 
-def undefined_memory(rng: HostRange | None, what: str, checks: list[Check]) -> None:
+def undefined_memory(rng: HostRange | None, what: str, checks: list[RuntimeCheck]) -> None:
     """Adds a check if ``rng`` is not host memory the suite allocated."""
     if rng is not None and not rng.known:
         checks.append(
-            Check(
+            RuntimeCheck(
                 None,
                 f"{what} is not host memory the suite allocated (undefined behaviour)",
                 None,
@@ -228,7 +232,7 @@ def shadowed(allowed: AllowedAnswers, shadow: list[str]) -> AllowedAnswers:
     )
 
 
-def failing_after(checks: list[Check], profile: str) -> tuple[str, ...]:
+def failing_after(checks: list[RuntimeCheck], profile: str) -> tuple[str, ...]:
     """What else a call that fails several checks at once puts at stake: the other checks'
     requirements, and CHECK-ORDER (which one decides the code)."""
     reqs = [c.requirement for c in checks if c.requirement and getattr(c, profile) == MUST]
@@ -279,7 +283,7 @@ def device_streams(world: World, device: int) -> list[Stream]:
 
 def succeeds(
     profile: Folding,
-    checks: list[Check],
+    checks: list[RuntimeCheck],
     effect: object | None,
     requirement: str | None,
     why: str,
@@ -301,10 +305,12 @@ def created(
 ) -> AllowedAnswers:
     """The allowed answers of a call that creates a ``handle`` ("stream", "event") on the
     current device: its output pointer may be NULL; ``effect(device)`` is the creation."""
-    checks: list[Check] = []
+    checks: list[RuntimeCheck] = []
     if null_output:
         checks.append(
-            Check(requirement, f"the {handle} output pointer is NULL", ACL_ERROR_INVALID_PARAM)
+            RuntimeCheck(
+                requirement, f"the {handle} output pointer is NULL", ACL_ERROR_INVALID_PARAM
+            )
         )
     device = current_device(world, thread, checks, requirement)
     article = "an" if handle[0] in "aeiou" else "a"

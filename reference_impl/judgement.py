@@ -1,6 +1,6 @@
 """A call as the model was told of it, and what the model found wrong.
 
-A :class:`Judgement` is one call announced to the model (``Model.expect``): its step
+A :class:`Judgement` is one call announced to the model (``Model.judge``): its step
 number, host thread, name and arguments, what the profile allows for it, whether the
 suite made it for itself (set-up), and the record of the backend's answer when it was
 judged from one.  The model's history is a list of them, and everything the model

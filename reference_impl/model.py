@@ -4,11 +4,11 @@ Use::
 
     m = Model("cann", Capabilities(devices=2))
     m.add_symbol("g_u32", address, 4)
-    j = m.expect("memcpy_to_symbol_async", symbol=..., src=..., count=4,
-                 offset=0, kind=1, stream=h)
+    j = m.judge("memcpy_to_symbol_async", symbol=..., src=..., count=4,
+                offset=0, kind=1, stream=h)
     violations = m.settle(j, code)               # the backend's return code
 
-Every call of the contract goes through ``expect`` (the profile says what is
+Every call of the contract goes through ``judge`` (the profile says what is
 allowed: a :class:`~.judgement.Judgement`) and ``settle`` (the backend's answer is
 judged, and the effect of the alternative it chose is applied); ``step.judge`` does
 both for a recorded call, with the bytes it read and the asynchronous reads it
@@ -79,7 +79,7 @@ class Model(Queries):
         self.world.initialized = True
 
     # -- calls ------------------------------------------------------------
-    def expect(self, name: str, thread: int = 0, **args: Any) -> Judgement:
+    def judge(self, name: str, thread: int = 0, **args: Any) -> Judgement:
         """Announce a call; the returned judgement knows what the profile allows."""
         if name not in CALLS:
             raise KeyError(f"{name!r} is not a call of the contract")

@@ -58,8 +58,8 @@ def judge(
     waited (the model learns of them first, so a call that legitimately waited for one
     is judged as such).  ``setup``: the suite made the call for itself."""
     for gate in opened:
-        model.settle(model.expect("open_gate", record.thread, gate=gate), ACL_SUCCESS)
-    judgement = model.expect(record.name, record.thread, **record.args)
+        model.settle(model.judge("open_gate", record.thread, gate=gate), ACL_SUCCESS)
+    judgement = model.judge(record.name, record.thread, **record.args)
     judgement.setup = setup
     judgement.record = record
     outputs = dict(record.outputs)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from world import announce
 from world import call
-from world import expect
 from world import observe_now
 
 from acl_conformance.reference_impl import Capabilities
@@ -230,7 +230,7 @@ class Executor:
             kind=1,
             stream=self.handles[s],
         )
-        exp = expect(self.m, "memcpy_to_symbol_async", **args)
+        announced = announce(self.m, "memcpy_to_symbol_async", **args)
         t = _Task("copy", var, offset, count, self.host[buf], src_off, write_no=no)
         if self.pinned_kind(buf):
             f = self.fault
@@ -243,7 +243,7 @@ class Executor:
             q = self.queues[s]
             self.run_until(lambda: not q)  # pageable: drain the stream first
             self._move(t, 0, count)  # then copy at the call
-        self.violations += exp.settle(0)
+        self.violations += announced.settle(0)
 
     def sync_write(self, var: str, offset: int, count: int, buf: str, src_off: int) -> None:
         no = self.writes

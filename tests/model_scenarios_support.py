@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from world import PAGEABLE
 from world import PINNED
-from world import Expected
+from world import Announced
 from world import W
+from world import announce
 from world import call
-from world import expect
 from world import initial
 from world import make_world
 from world import observe_now
@@ -54,10 +54,10 @@ def copy(
     )
 
 
-def expect_copy(w: W, src: int = PINNED, offset: int = 0, kind: int = H2D) -> Expected:
+def announce_copy(w: W, src: int = PINNED, offset: int = 0, kind: int = H2D) -> Announced:
     """The model's expectation of a 16-byte aclrtMemcpyToSymbolAsync into g_arr256 on the
     world's stream, to settle with what the backend said."""
-    return expect(
+    return announce(
         w.model,
         "memcpy_to_symbol_async",
         symbol=w.sym["g_arr256"],

@@ -61,9 +61,9 @@ def w(request: pytest.FixtureRequest) -> W:
 def test_last_call_is_the_latest_announced() -> None:
     m = Model("spec", Capabilities())
     assert m.last_call() is None
-    first = m.expect("get_device_count")
+    first = m.judge("get_device_count")
     assert m.last_call() is first is m.history[-1] and first.label.startswith("#1 ")
-    m.expect("get_device", 1)
+    m.judge("get_device", 1)
     last = m.last_call()
     assert last is not None and last.label == "#2 [thread 1] aclrtGetDevice(&device_id)"
     assert last.c_function == "aclrtGetDevice" and last.thread == 1 and not last.settled

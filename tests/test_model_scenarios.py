@@ -8,8 +8,8 @@ from model_scenarios_support import PAGE
 from model_scenarios_support import PIN
 from model_scenarios_support import _reuse_registered_address
 from model_scenarios_support import after
+from model_scenarios_support import announce_copy
 from model_scenarios_support import copy
-from model_scenarios_support import expect_copy
 from model_scenarios_support import init
 from model_scenarios_support import observe
 from model_scenarios_support import reqs
@@ -17,8 +17,8 @@ from model_scenarios_support import w_fixture  # noqa: F401 (a fixture, by its n
 from world import PAGEABLE
 from world import PINNED
 from world import W
+from world import announce
 from world import call
-from world import expect
 from world import observe_now
 
 
@@ -176,9 +176,9 @@ def test_pageable_copy_returning_behind_a_closed_gate(w: W) -> None:
 
 def test_pageable_copy_that_waited_for_the_gate(w: W) -> None:
     w.ok("launch_gate", stream=w.stream, outputs={"gate": 3})
-    exp = expect_copy(w, src=PAGEABLE)
+    announced = announce_copy(w, src=PAGEABLE)
     w.ok("open_gate", gate=3)  # a timer opened the gate while the call was blocked
-    assert exp.settle(0) == []
+    assert announced.settle(0) == []
     assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:16])) == set()
 
 
@@ -238,7 +238,7 @@ def test_query_complete_counts_as_a_sync(w: W) -> None:
     """A violation that follows from a backend's claim of completion is charged to the call
     that made the claim (here aclrtStreamQuery), not to the copy or the read."""
     assert copy(w, count=8) == []
-    assert expect(w.model, "stream_query", stream=w.stream).settle(0, status=0) == []
+    assert announce(w.model, "stream_query", stream=w.stream).settle(0, status=0) == []
     v = observe_now(w.model, 0, "g_arr256", 0, init("g_arr256"))
     assert [x.requirement for x in v] == ["STREAM-QUERY"]
     assert "because #" in v[0].message and "aclrtStreamQuery" in v[0].message
@@ -246,15 +246,15 @@ def test_query_complete_counts_as_a_sync(w: W) -> None:
 
 def test_query_must_say_not_ready_behind_a_gate_and_complete_when_done(w: W) -> None:
     w.ok("launch_gate", stream=w.stream, outputs={"gate": 9})
-    assert reqs(expect(w.model, "stream_query", stream=w.stream).settle(0, status=0)) == {
+    assert reqs(announce(w.model, "stream_query", stream=w.stream).settle(0, status=0)) == {
         "STREAM-QUERY"
     }
     w.ok("open_gate", gate=9)
     w.ok("synchronize_stream", stream=w.stream)
-    assert reqs(expect(w.model, "stream_query", stream=w.stream).settle(0, status=1)) == {
+    assert reqs(announce(w.model, "stream_query", stream=w.stream).settle(0, status=1)) == {
         "STREAM-QUERY"
     }
-    assert expect(w.model, "stream_query", stream=w.stream).settle(0, status=0) == []
+    assert announce(w.model, "stream_query", stream=w.stream).settle(0, status=0) == []
 
 
 def test_sync_with_timeout_that_succeeded_is_a_sync(w: W) -> None:

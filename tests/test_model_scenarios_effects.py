@@ -6,8 +6,8 @@ from model_scenarios_support import H2D
 from model_scenarios_support import PAGE
 from model_scenarios_support import PIN
 from model_scenarios_support import after
+from model_scenarios_support import announce_copy
 from model_scenarios_support import copy
-from model_scenarios_support import expect_copy
 from model_scenarios_support import init
 from model_scenarios_support import observe
 from model_scenarios_support import read_async
@@ -15,10 +15,10 @@ from model_scenarios_support import reqs
 from model_scenarios_support import w_fixture  # noqa: F401 (a fixture, by its name= )
 from world import PAGEABLE
 from world import PINNED
-from world import Expected
+from world import Announced
 from world import W
+from world import announce
 from world import call
-from world import expect
 from world import observe_now
 
 from acl_conformance.reference_impl.observation import check_read
@@ -83,7 +83,7 @@ def test_threads_have_their_own_current_device(w: W) -> None:
 
 
 def test_rejected_call_writes_nothing(w: W) -> None:
-    bad = expect_copy(w, src=PAGEABLE, offset=250)
+    bad = announce_copy(w, src=PAGEABLE, offset=250)
     assert bad.settle(100000) == []
     w.ok("synchronize_stream", stream=w.stream)
     data = bytearray(init("g_arr256"))
@@ -93,7 +93,7 @@ def test_rejected_call_writes_nothing(w: W) -> None:
 
 
 def test_rejected_call_that_returned_success(w: W) -> None:
-    (v,) = expect_copy(w, kind=2).settle(0)
+    (v,) = announce_copy(w, kind=2).settle(0)
     assert v.requirement == "KIND-REJECTED"
 
 
@@ -136,9 +136,9 @@ def test_async_read_never_sees_a_later_copy_of_its_own_stream(w: W) -> None:
 def test_sync_read_into_pageable_memory(w: W) -> None:
     assert copy(w, src=PAGEABLE, count=8) == []
 
-    def read() -> Expected:
+    def read() -> Announced:
         """A 16-byte aclrtMemcpyFromSymbol of g_arr256 into pageable memory."""
-        return expect(
+        return announce(
             w.model,
             "memcpy_from_symbol",
             dst=PAGEABLE + 4096,
@@ -185,13 +185,13 @@ def test_contents_after_a_reset_are_unspecified_then_learned(w: W) -> None:
 
 def test_symbol_address_is_stable_per_device(w: W) -> None:
     s = w.sym["g_u32"]
-    assert expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
-    assert expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
-    assert reqs(expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000)) == {
+    assert announce(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
+    assert announce(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x1000) == []
+    assert reqs(announce(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000)) == {
         "GETSYMBOL-ADDRESS"
     }
     w.ok("set_device", device_id=1)
-    assert expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000) == []
+    assert announce(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x2000) == []
 
 
 def test_diagnosis_names_the_calls(w: W) -> None:

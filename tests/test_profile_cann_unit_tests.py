@@ -17,7 +17,7 @@ import pytest
 from world import PAGEABLE
 from world import PINNED
 from world import W
-from world import expect
+from world import announce
 from world import make_world
 from world import observe_now
 
@@ -57,9 +57,9 @@ def test_get_symbol_address_rows(w: W) -> None:
     }
     assert only_codes(w, "get_symbol_address", symbol=LOCAL) == {107043}
     assert only_codes(w, "get_symbol_address", symbol=sym(w, "g_u32")) == {0}
-    ok = expect(w.model, "get_symbol_address", symbol=sym(w, "g_u32")).settle(0, dev_ptr=0x8100)
+    ok = announce(w.model, "get_symbol_address", symbol=sym(w, "g_u32")).settle(0, dev_ptr=0x8100)
     assert ok == []
-    bad = expect(w.model, "get_symbol_address", symbol=sym(w, "g_u64")).settle(0, dev_ptr=0)
+    bad = announce(w.model, "get_symbol_address", symbol=sym(w, "g_u64")).settle(0, dev_ptr=0)
     assert [v.requirement for v in bad] == ["GETSYMBOL-ADDRESS"]
 
 
@@ -155,7 +155,7 @@ def test_to_symbol_async_null_stream_succeeds(w: W) -> None:
     args = dict(symbol=sym(w, "g_size100"), src=PINNED, count=5, offset=0, kind=H2D)
     assert only_codes(w, "memcpy_to_symbol_async", stream=0, **args) == {0}
     # ...and the copy really goes to the default stream: a sync of NULL completes it.
-    expect(w.model, "memcpy_to_symbol_async", stream=0, **args).settle(0)
+    announce(w.model, "memcpy_to_symbol_async", stream=0, **args).settle(0)
     w.ok("synchronize_stream", stream=0)
     assert observe_now(w.model, 0, "g_size100", 0, bytes(range(5))) == []
 
@@ -174,7 +174,7 @@ def test_uts_symbol_not_found(w: W) -> None:
 
 def test_uts_success_address_and_size(w: W) -> None:
     s = sym(w, "g_u32")
-    assert expect(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x8100) == []
-    assert expect(w.model, "get_symbol_size", symbol=s).settle(0, size=4) == []
-    wrong = expect(w.model, "get_symbol_size", symbol=s).settle(0, size=8)
+    assert announce(w.model, "get_symbol_address", symbol=s).settle(0, dev_ptr=0x8100) == []
+    assert announce(w.model, "get_symbol_size", symbol=s).settle(0, size=4) == []
+    wrong = announce(w.model, "get_symbol_size", symbol=s).settle(0, size=8)
     assert [v.requirement for v in wrong] == ["SYMBOL-SIZE-AS-DECLARED"]

@@ -15,7 +15,7 @@ from profile_rules_support import spec_class
 from profile_rules_support import world_with_dead_stream
 from world import PAGEABLE
 from world import PINNED
-from world import expect
+from world import announce
 from world import make_world
 
 
@@ -115,7 +115,7 @@ def test_host_memory_calls_cann() -> None:
     assert codes(w.allowed("malloc_host", size=0)) == {100000}
     assert codes(w.allowed("malloc_host", size=64, null_host_ptr=True)) == {100000}
     assert codes(w.allowed("malloc_host", size=64)) == {0}
-    bad = expect(w.model, "malloc_host", size=64).settle(0, host_ptr=0x7000_0000_0010)
+    bad = announce(w.model, "malloc_host", size=64).settle(0, host_ptr=0x7000_0000_0010)
     assert [v.requirement for v in bad] == ["HOST-MEMORY-CALLS"]  # not 64-byte aligned
     assert codes(w.allowed("free_host", host_ptr=PINNED)) == {0}
     assert codes(w.allowed("free_host", host_ptr=PAGEABLE)) is None
@@ -135,7 +135,7 @@ def test_host_memory_calls_spec() -> None:
     w = make_world("spec")
     assert spec_class(w.allowed("malloc_host", size=0)) == EITHER
     assert spec_class(w.allowed("host_register", ptr=PAGEABLE + 64, size=4096)) == EITHER
-    assert expect(w.model, "malloc_host", size=64).settle(0, host_ptr=0x7000_0000_0010) == []
+    assert announce(w.model, "malloc_host", size=64).settle(0, host_ptr=0x7000_0000_0010) == []
     assert spec_class(w.allowed("host_unregister", ptr=PAGEABLE)) == REJECT
 
 
@@ -147,14 +147,14 @@ def test_device_calls() -> None:
         assert not w.allowed("set_device", device_id=2).accepts_success()
         assert not w.allowed("set_device", device_id=-1).accepts_success()
         assert not w.allowed("get_device", thread=3).accepts_success()
-        assert expect(w.model, "get_device").settle(0, device_id=0) == []
-        assert [v.requirement for v in expect(w.model, "get_device").settle(0, device_id=1)] == [
+        assert announce(w.model, "get_device").settle(0, device_id=0) == []
+        assert [v.requirement for v in announce(w.model, "get_device").settle(0, device_id=1)] == [
             "DEVICE-CALLS"
         ]
-        assert expect(w.model, "get_device_count").settle(0, count=2) == []
-        assert [v.requirement for v in expect(w.model, "get_device_count").settle(0, count=1)] == [
-            "DEVICE-CALLS"
-        ]
+        assert announce(w.model, "get_device_count").settle(0, count=2) == []
+        assert [
+            v.requirement for v in announce(w.model, "get_device_count").settle(0, count=1)
+        ] == ["DEVICE-CALLS"]
         assert not w.allowed("reset_device", device_id=5).accepts_success()
 
 
@@ -170,7 +170,7 @@ def test_init_calls() -> None:
 # --- settle -------------------------------------------------------------------------
 def test_settle_reports_the_requirement_and_what_was_allowed() -> None:
     w = make_world("cann")
-    (v,) = expect(w.model, "memcpy_to_symbol_async", **base_to(w, kind=2)).settle(107000)
+    (v,) = announce(w.model, "memcpy_to_symbol_async", **base_to(w, kind=2)).settle(107000)
     assert v.requirement == "KIND-REJECTED"
     assert "ACL_ERROR_INVALID_PARAM (100000)" in v.allowed
     assert "ACL_ERROR_RT_PARAM_INVALID (107000)" in v.observed
@@ -196,21 +196,21 @@ def test_a_refused_valid_copy_names_every_requirement_it_could_break(
     profile: str, over: dict[str, Any], cited: str, also: tuple[str, ...]
 ) -> None:
     w = make_world(profile)
-    (v,) = expect(w.model, "memcpy_to_symbol_async", **base_to(w, **over)).settle(100000)
+    (v,) = announce(w.model, "memcpy_to_symbol_async", **base_to(w, **over)).settle(100000)
     assert (v.requirement, v.also) == (cited, also)
 
 
 @pytest.mark.parametrize("code", SOME_ERRORS)
 def test_spec_accepts_any_rejection_code(code: int) -> None:
     w = make_world("spec")
-    assert expect(w.model, "memcpy_to_symbol_async", **base_to(w, offset=300)).settle(code) == []
-    (v,) = expect(w.model, "memcpy_to_symbol_async", **base_to(w, offset=300)).settle(0)
+    assert announce(w.model, "memcpy_to_symbol_async", **base_to(w, offset=300)).settle(code) == []
+    (v,) = announce(w.model, "memcpy_to_symbol_async", **base_to(w, offset=300)).settle(0)
     assert v.requirement == "BOUNDS-PAST-END"
 
 
-def test_expectation_settles_once() -> None:
+def test_a_judgement_settles_once() -> None:
     w = make_world("cann")
-    exp = expect(w.model, "get_device_count")
-    exp.settle(0, count=2)
+    announced = announce(w.model, "get_device_count")
+    announced.settle(0, count=2)
     with pytest.raises(RuntimeError, match="already settled"):
-        exp.settle(0, count=2)
+        announced.settle(0, count=2)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from cann_support import compile_program
-from world import expect
+from world import announce
 from world import observe_now
 
 from acl_conformance.conformance.harness.handles import Handles
@@ -117,13 +117,13 @@ def test_the_model_says_what_a_synchronous_read_allowed() -> None:
     for f in FIXTURES:
         model.add_symbol(str(f["name"]), int(f["address"]), int(f["size"]))
     observe_now(model, 0, "g_u32", 0, b"\x01\x02\x03\x04")  # what it holds
-    expect(model, "set_device", 1, device_id=0).settle(0)
-    expect(model, "malloc_pageable", 1, size=4096).settle(0, ptr=HOST)
+    announce(model, "set_device", 1, device_id=0).settle(0)
+    announce(model, "malloc_pageable", 1, size=4096).settle(0, ptr=HOST)
     read = {"dst": HOST, "dst_max": 4096, "symbol": 0x5000, "count": 4, "offset": 0, "kind": 2}
-    exp = expect(model, "memcpy_from_symbol", 1, **read)
-    assert model.read_allowed(exp.judgement) is None  # not read yet
-    exp.settle(0, observed=b"\x01\x02\x03\x04")
-    ((lo, hi, values),) = model.read_allowed(exp.judgement) or [(0, 0, None)]
+    announced = announce(model, "memcpy_from_symbol", 1, **read)
+    assert model.read_allowed(announced.judgement) is None  # not read yet
+    announced.settle(0, observed=b"\x01\x02\x03\x04")
+    ((lo, hi, values),) = model.read_allowed(announced.judgement) or [(0, 0, None)]
     assert (lo, hi) == (0, 4) and values is not None
     assert [bytes(v) for v in values] == [b"\x01\x02\x03\x04"]
     assert model.read_allowed(model.history[0]) is None  # another call

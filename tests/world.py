@@ -28,7 +28,7 @@ BUF_SIZE = 8192
 
 
 @dataclass
-class Expected:
+class Announced:
     """A call announced to the model, to settle with the backend's answer."""
 
     model: Model
@@ -42,9 +42,9 @@ class Expected:
         return self.model.settle(self.judgement, code, **outputs)
 
 
-def expect(model: Model, name: str, thread: int = 0, **args: Any) -> Expected:
+def announce(model: Model, name: str, thread: int = 0, **args: Any) -> Announced:
     """Announce ``name(**args)`` made by host ``thread`` to ``model``."""
-    return Expected(model, model.expect(name, thread, **args))
+    return Announced(model, model.judge(name, thread, **args))
 
 
 def call(
@@ -96,7 +96,7 @@ class W:
         assert not v, "\n".join(x.render() for x in v)
 
     def allowed(self, name: str, thread: int = 0, **args: object):
-        return self.model.expect(name, thread, **args).allowed_answers
+        return self.model.judge(name, thread, **args).allowed_answers
 
     def observe(self, name: str, data: bytes, offset: int = 0, device: int = 0) -> list[str]:
         return [v.render() for v in observe_now(self.model, device, name, offset, data)]

@@ -182,7 +182,7 @@ def test_gate_opened_by_a_timer_is_known_before_the_call_is_judged() -> None:
     h = harness(Simulator())
     try:
         s = h.stream()
-        g = h.gate(s)
+        g = h.close_stream_gate(s)
         src = h.pageable(16, ops.pattern(3, 16))
         h.open_later(g, 0.2)
         r = ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)  # waits for the gate
@@ -218,7 +218,7 @@ def test_a_call_that_legally_waits_for_another_streams_gate_is_released_and_judg
     h = harness(Simulator(pageable_waits="device"), profile="spec")
     try:
         held, other = h.stream(), h.stream()
-        g = h.gate(held)
+        g = h.close_stream_gate(held)
         src = h.pageable(16, ops.pattern(3, 16))
         t0 = time.monotonic()
         r = ops.to_symbol_async(h, "g_arr256", src, count=16, stream=other)
@@ -234,7 +234,7 @@ def test_a_gate_is_not_released_under_a_call_that_returns_in_time() -> None:
     h = harness(Simulator(), profile="spec")
     try:
         held, other = h.stream(), h.stream()
-        g = h.gate(held)
+        g = h.close_stream_gate(held)
         src = h.pageable(16, ops.pattern(4, 16))
         r = ops.to_symbol_async(h, "g_arr256", src, count=16, stream=other)
         assert r.ok and g not in r.gates_open
@@ -303,17 +303,17 @@ def test_a_closed_gate_holding_another_streams_open_gate_is_judged_legal(profile
     try:
         with watchdog(sim):  # a hang fails the test
             s1, s2 = h.stream(), h.stream()
-            h.gate(s1)
+            h.close_stream_gate(s1)
             _until_held(sim, 0)
-            g_b = h.gate(s2)
+            g_b = h.close_stream_gate(s2)
             src = h.pinned(16, ops.pattern(5, 16))
             ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s2)
-            h.open(g_b)
+            h.open_stream_gate(g_b)
             assert h.call("synchronize_stream_with_timeout", stream=s2, timeout=20).code == 507046
             assert h.call("stream_query", stream=s2)["status"] == 1  # NOT_READY
             h.watch("g_arr256", 0.05)
             r = ops.sync(h, s2)
-            assert r.ok and set(h.gates.launched) <= r.gates_open  # released, not timed out
+            assert r.ok and set(h.stream_gates.launched) <= r.gates_open  # released, not timed out
             assert h.observe("g_arr256")[:16] == ops.pattern(5, 16)
     finally:
         h.close()
@@ -335,7 +335,7 @@ def test_a_free_that_waits_for_the_device_is_released_and_judged(call: str) -> N
             assert h.call("host_register", ptr=ptr, size=4096).ok
             with h.on_device(1):
                 s = h.stream()
-                g = h.gate(s)
+                g = h.close_stream_gate(s)
                 h.baseline("g_arr256")
                 ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)
             if call == "free_host":
@@ -359,7 +359,7 @@ def test_a_slow_context_creation_under_a_closed_gate_is_released_and_judged() ->
     try:
         with watchdog(sim):  # a hang fails the test
             s = h.stream()
-            g = h.gate(s)
+            g = h.close_stream_gate(s)
             src = h.pinned(16, ops.pattern(7, 16))
             ops.to_symbol_async(h, "g_arr256", src, count=16, stream=s)
             r = h.call("set_device", device_id=1)

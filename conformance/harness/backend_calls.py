@@ -21,7 +21,7 @@ from acl_conformance.reference_impl.record import CallRecord
 from .failure import BackendCrash
 from .failure import BackendTimeout
 from .failure import FailureSnapshot
-from .gates import StreamGates
+from .stream_gates import StreamGates
 from .workers import GateReleaser
 from .workers import HostWorker
 

@@ -25,7 +25,7 @@ model knows what they held (contents are taken from the backend, never
 assumed: ``variables.Baselines``).
 
 The harness owns the parts and wires them together: each part keeps its own state
-(``gates.StreamGates``, ``ledger.Ledger`` of what the test made, ``variables.Baselines``
+(``stream_gates.StreamGates``, ``ledger.Ledger`` of what the test made, ``variables.Baselines``
 and ``Scratch``, ``second_look.SecondLook``, ``triage.Triage``) and is given only what it
 needs; none of them knows the harness.
 """
@@ -61,12 +61,12 @@ from .failure import ConformanceFailure
 from .failure import Declined
 from .failure import FailureSnapshot
 from .failure_snapshot import snapshot
-from .gates import StreamGates
 from .host_memory import HostBuffer
 from .host_memory import pattern
 from .ledger import Ledger
 from .runstate import RunState
 from .second_look import SecondLook
+from .stream_gates import StreamGates
 from .triage import Triage
 from .variables import BASELINE_LIMIT
 from .variables import Baselines
@@ -125,9 +125,9 @@ class Harness:
         self.continue_past_masked = False
         """What a violation of a masked requirement does: a clause test ends there
         (Declined); a machine, which checks many things, sets it aside and goes on."""
-        self.gates = StreamGates(self.lock, self._open_on_backend)
+        self.stream_gates = StreamGates(self.lock, self._open_on_backend)
         self.backend = BackendCalls(
-            self.adapter, call_timeout, self.gates, self.snapshot, RELEASE_AFTER
+            self.adapter, call_timeout, self.stream_gates, self.snapshot, RELEASE_AFTER
         )
         self.ledger = Ledger()
         """What this harness made and wrote (released at close, undone by a reset)."""
@@ -201,7 +201,7 @@ class Harness:
                 result,
                 observed,
                 read_back=lambda r: self.backend.read_back(r.address, r.count, thread),
-                opened=self.gates.tell_model(result.gates_open),
+                opened=self.stream_gates.tell_model(result.gates_open),
                 setup=self._in_setup.get(thread, False),
             )
             self.last_steps[thread] = step
@@ -211,7 +211,7 @@ class Harness:
             name, args, result, thread, lambda s: self.model.stream_device(s) is not None
         )
         if name == "launch_gate" and result.ok and "gate" in result.outputs:
-            self.gates.launched_one(int(result.outputs["gate"]))
+            self.stream_gates.launched_one(int(result.outputs["gate"]))
         if step.violations:
             raise self.failure(self.second_look.charge(name, args, thread, step.violations))
         if set_aside and not self.continue_past_masked:
@@ -366,7 +366,7 @@ class Harness:
             )
         return int(r["stream"])
 
-    def gate(self, stream: int) -> int:
+    def close_stream_gate(self, stream: int) -> int:
         r = self.call("launch_gate", stream=stream)
         if not r.ok:
             raise ConformanceFailure.setup(
@@ -374,16 +374,16 @@ class Harness:
             )
         return int(r["gate"])
 
-    def open(self, gate: int) -> None:
+    def open_stream_gate(self, gate: int) -> None:
         """Open ``gate`` now (nothing happens if a timer already opened it)."""
-        if self.gates.claim(gate):
-            self.gates.told(gate)
+        if self.stream_gates.claim(gate):
+            self.stream_gates.told(gate)
             self.call("open_gate", gate=gate)
 
     def open_later(self, gate: int, delay: float) -> threading.Timer:
         """Open ``gate`` from a timer (so a backend that wrongly waits times out, never hangs)."""
-        self.gates.time(gate)
-        timer = threading.Timer(delay, lambda: self.gates.open_past_model(gate))
+        self.stream_gates.time(gate)
+        timer = threading.Timer(delay, lambda: self.stream_gates.open_past_model(gate))
         timer.daemon = True
         timer.start()
         return timer
@@ -392,10 +392,10 @@ class Harness:
         """Stop ``timer``; open ``gate`` now if the timer did not already."""
         timer.cancel()
         timer.join()
-        self.open(gate)
+        self.open_stream_gate(gate)
 
     def gate_is_open(self, gate: int) -> bool:
-        return self.gates.is_open(gate)
+        return self.stream_gates.is_open(gate)
 
     def _open_on_backend(self, gate: int) -> None:
         """Open ``gate`` on the backend past the model, as the calling host thread."""
@@ -453,7 +453,7 @@ class Harness:
         self.backend.stop_releasing()
         try:
             self.release_problems = teardown.release(
-                self.backend, self.gates, self.ledger, self.model
+                self.backend, self.stream_gates, self.ledger, self.model
             )
         finally:
             self.backend.close()

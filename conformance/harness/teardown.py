@@ -14,8 +14,8 @@ from acl_conformance.reference_impl import Model
 from .backend_calls import BackendCalls
 from .failure import BackendCrash
 from .failure import BackendTimeout
-from .gates import StreamGates
 from .ledger import Ledger
+from .stream_gates import StreamGates
 
 
 def release(backend: BackendCalls, gates: StreamGates, ledger: Ledger, model: Model) -> list[str]:

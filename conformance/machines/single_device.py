@@ -214,13 +214,13 @@ class SingleDeviceMachine(HarnessMachine):
     @rule(target=gates, stream=st.one_of(st.just(ops.NULL), streams))
     def close_gate(self, stream: int) -> int:
         self.gates_made += 1
-        return self.h.gate(self.s(stream))
+        return self.h.close_stream_gate(self.s(stream))
 
     @rule(gate=consumes(gates))
     @declinable
     def open_gate(self, gate: int) -> None:
         self.gates_opened += 1
-        self.h.open(gate)
+        self.h.open_stream_gate(gate)
 
     # -- observation ----------------------------------------------------------------------
     @rule(var=st.sampled_from(VARS))

@@ -62,7 +62,7 @@ def gate_opened_later(
     waits for the stream returns then, instead of hanging the run.  When the block ends
     the timer is stopped and the gate opened, if the timer did not already."""
     s = h.stream() if stream is None else stream
-    g = h.gate(s)
+    g = h.close_stream_gate(s)
     timer = h.open_later(g, delay)
     yield s, g
     h.settle_timer(timer, g)

@@ -105,11 +105,11 @@ def test_from_symbol_async_reads_in_stream_order(harness: Harness, memory: str) 
     s = h.stream()
     # Behind a closed gate where there is one, so that the write has certainly not run
     # when the read is issued: a read made at the call, not in stream order, shows.
-    g = h.gate(s) if h.caps.gate and memory == "pinned" else None
+    g = h.close_stream_gate(s) if h.caps.gate and memory == "pinned" else None
     ops.to_symbol_async(h, VAR, src, count=64, stream=s)
     ops.from_symbol_async(h, dst, VAR, count=64, stream=s)  # after the write, in the same stream
     if g is not None:
-        h.open(g)
+        h.open_stream_gate(g)
     ops.sync(h, s)  # the harness checks the bytes the read left against the model
     assert h.read(dst) == ops.pattern(94, 64)
 
@@ -189,11 +189,11 @@ def test_synchronize_with_timeout(harness: Harness) -> None:
     assert h.call("synchronize_stream_with_timeout", stream=s, timeout=1000).ok
     h.call("synchronize_stream_with_timeout", stream=s, timeout=0)
     h.call("synchronize_stream_with_timeout", stream=s, timeout=-2)
-    g = h.gate(s)
+    g = h.close_stream_gate(s)
     assert not h.call(
         "synchronize_stream_with_timeout", stream=s, timeout=50
     ).ok  # blocked: times out
-    h.open(g)
+    h.open_stream_gate(g)
     assert h.call("synchronize_stream_with_timeout", stream=s, timeout=-1).ok
 
 
@@ -203,11 +203,11 @@ def test_stream_query(harness: Harness) -> None:
     h = harness
     s = h.stream()
     assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_COMPLETE
-    g = h.gate(s)
+    g = h.close_stream_gate(s)
     src = h.pinned(16, ops.pattern(97, 16))
     ops.to_symbol_async(h, VAR, src, count=16, stream=s)
     assert_held(h, s, g)
-    h.open(g)
+    h.open_stream_gate(g)
     ops.sync(h, s)
     assert stream_status(h, s) == StreamStatus.ACL_STREAM_STATUS_COMPLETE
     assert not h.call("stream_query", stream=h.adapter.invalid_handle()).ok

@@ -69,11 +69,11 @@ def test_rejected_call_behind_a_gate_enqueues_nothing(harness: Harness, defect: 
     h = harness
     src = h.pinned(64, ops.pattern(72, 64))
     s = h.stream()
-    g = h.gate(s)
+    g = h.close_stream_gate(s)
     site = _site(h)
     args = defects.valid_args(h, defects.TO_ASYNC, VAR, src, site.count, stream=s)
     assert not h.call(defects.TO_ASYNC, **apply_defects(args, site, defect)).ok
-    h.open(g)
+    h.open_stream_gate(g)
     ops.sync(h, s)
     h.observe(VAR)
 

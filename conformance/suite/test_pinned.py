@@ -95,12 +95,12 @@ def test_source_changed_before_the_sync(harness: Harness, gated: bool) -> None:
     h = harness
     src = h.pinned(64, ops.pattern(33, 64))
     s = h.stream()
-    g = h.gate(s) if gated else None
+    g = h.close_stream_gate(s) if gated else None
     ops.to_symbol_async(h, VAR, src, count=64, stream=s)
     h.write(src, 8, ops.pattern(34, 16))
     h.write(src, 40, ops.pattern(35, 8))
     if g is not None:
-        h.open(g)
+        h.open_stream_gate(g)
     ops.sync(h, s)
     h.write(src, 0, ops.pattern(36, 64))  # after the sync: must not matter
     h.observe(VAR)  # each byte: a value its source byte held between the call and the sync

@@ -23,7 +23,7 @@ def _copies_ordered_by_an_event(h: Harness, first: int, second: int) -> tuple[in
     a, b = h.pinned(64, ops.pattern(first, 64)), h.pinned(64, ops.pattern(second, 64))
     s1, s2 = h.stream(), h.stream()
     e = ops.event(h)
-    g = h.gate(s1)
+    g = h.close_stream_gate(s1)
     ops.to_symbol_async(h, VAR, a, count=64, stream=s1)
     ops.record(h, e, s1)
     ops.wait(h, s2, e)
@@ -39,12 +39,12 @@ def test_later_copy_wins(harness: Harness, gated: bool) -> None:
         pytest.skip(f"{NOT_SUPPORTED}the backend declares no stream gate")
     a, b = h.pinned(64, ops.pattern(50, 64)), h.pinned(64, ops.pattern(51, 64))
     s = h.stream()
-    g = h.gate(s) if gated else None
+    g = h.close_stream_gate(s) if gated else None
     for i in range(8):
         ops.to_symbol_async(h, VAR, a if i % 2 == 0 else b, count=48, offset=i, stream=s)
     if g is not None:
         h.watch(VAR)  # nothing can run before the gate opens
-        h.open(g)
+        h.open_stream_gate(g)
     ops.sync(h, s)
     assert h.observe(VAR)[7:55] == ops.pattern(51, 48)
 
@@ -73,7 +73,7 @@ def test_event_orders_two_streams(harness: Harness) -> None:
     h = harness
     _, s2, _, g = _copies_ordered_by_an_event(h, 54, 55)
     h.watch(VAR)  # neither can run: s2 waits for s1, which waits for the gate
-    h.open(g)
+    h.open_stream_gate(g)
     ops.sync(h, s2)
     assert h.observe(VAR)[:64] == ops.pattern(55, 64)
 
@@ -157,7 +157,7 @@ def test_deep_queues_behind_a_gate(harness: Harness, how: str) -> None:
         pytest.skip(f"{NOT_SUPPORTED}the backend declares no events")
     n = ops.size(h, VAR)
     held, free1, free2 = h.stream(), h.stream(), h.stream()
-    g = h.gate(held)
+    g = h.close_stream_gate(held)
     src = h.pinned(16384, ops.pattern(500, 16384))
     # More than a hundred tasks behind the gate: past the depths (32, 64) where a queue
     # might overflow, drop a task or start taking copies inline.
@@ -181,7 +181,7 @@ def test_deep_queues_behind_a_gate(harness: Harness, how: str) -> None:
     e = ops.event(h) if how == "event" else None
     if e is not None:
         ops.record(h, e, held)
-    h.open(g)
+    h.open_stream_gate(g)
     if how == "stream":
         assert ops.sync(h, held).ok
     elif how == "device":
@@ -210,23 +210,23 @@ def test_an_event_recorded_again(harness: Harness) -> None:
     a, b, c, d = (h.pinned(64, ops.pattern(600 + k, 64)) for k in range(4))
     s1, s2, s3 = h.stream(), h.stream(), h.stream()
     e = ops.event(h)
-    g = h.gate(s1)
+    g = h.close_stream_gate(s1)
     ops.to_symbol_async(h, VAR, a, count=64, offset=0, stream=s1)
     ops.record(h, e, s1)
     ops.wait(h, s2, e)  # s2 follows the first record: after a
     ops.to_symbol_async(h, VAR, b, count=64, offset=0, stream=s2)
-    g2 = h.gate(s1)  # holds c and the second record after the first gate opens
+    g2 = h.close_stream_gate(s1)  # holds c and the second record after the first gate opens
     ops.to_symbol_async(h, VAR, c, count=64, offset=64, stream=s1)
     ops.record(h, e, s1)  # recorded again, after c
     ops.wait(h, s3, e)  # s3 follows the second record: after c
     ops.to_symbol_async(h, VAR, d, count=64, offset=64, stream=s3)
     h.watch(VAR)  # nothing can run before the gate opens
-    h.open(g)
+    h.open_stream_gate(g)
     ops.sync(h, s2)
     # The second record is still behind g2: d may not have run (a wait that follows the
     # first record instead would let it run now).
     h.observe(VAR)
-    h.open(g2)
+    h.open_stream_gate(g2)
     ops.sync(h, s3)
     data = h.observe(VAR)
     assert data[:64] == ops.pattern(601, 64) and data[64:128] == ops.pattern(603, 64)

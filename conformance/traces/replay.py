@@ -226,7 +226,7 @@ def _replay_one(
     def make() -> tuple[CallRecord | None, ConformanceFailure | None]:
         thread_no.append(h.thread_no())
         if call.name == "open_gate":
-            h.open(int(args["gate"]))
+            h.open_stream_gate(int(args["gate"]))
             return None, None
         try:
             return h.call(call.name, **args), None

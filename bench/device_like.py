@@ -4,9 +4,9 @@ A real asynchronous device is slow to set up (a context takes about 200 ms), fre
 unregisters wait for the whole device, and the host functions of its streams run one at
 a time.  The bundled C double plays such a device (``double=device-like:200``); this
 bench runs the whole suite (standard Hypothesis settings profile, ``--jobs 2``) through
-the agent and that double, and on the simulator, alternated for a few rounds in the same run
-(``python bench/device_like.py [spec|cann] [rounds]``, default spec and 2), and compares
-the median walls.  Each run must be conformant.
+the agent and that double, and on the simulator, alternated for a few rounds in the same
+run (``python bench/device_like.py [spec|cann] [rounds]``, default spec and 2), and
+compares the median walls.  Each run must be conformant.
 
 It prints each run, the agents each device-like run started (and why), and last
 ``device_like_ratio: <median wall device-like / median wall simulator>`` (target <= 3).
@@ -76,7 +76,7 @@ def main() -> None:
         s, _ = run(profile, [])
         device.append(d)
         simulator.append(s)
-        agents = d_report["run"].get("agents") or {}
+        agents = d_report["run"].get("instances") or {}
         started.append(int(agents.get("started") or 0))
         reasons = ", ".join(f"{k} {v}" for k, v in sorted((agents.get("reasons") or {}).items()))
         print(

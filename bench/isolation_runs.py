@@ -4,8 +4,8 @@ Each round runs ``acl-conformance run --adapter cann --adapter-option double=<DO
 --adapter-option isolation=<I> --profile cann`` once per isolation, in turn (so that a
 machine whose load changes spreads it over all of them), and prints per run its wall
 time, the CPU time of its processes (user + sys) and the backend instances (agents) its
-processes started, by reason (``Suite.agents``, which a small plugin written for the
-occasion saves at the end of each pytest process).
+processes started, by reason (``Suite.instances_started``, which a small plugin written
+for the occasion saves at the end of each pytest process).
 
 Run: ``python bench/isolation_runs.py [DOUBLE] [ROUNDS] [ISOLATION ...]`` (default:
 ``1``, 2 rounds, ``reset example``); e.g. ``python bench/isolation_runs.py
@@ -35,7 +35,7 @@ def pytest_sessionfinish(session):
     if suite is not None:
         name = os.environ.get("PYTEST_XDIST_WORKER", "main")
         path = Path(os.environ["BENCH_AGENTS"]) / f"agents-{name}.json"
-        path.write_text(json.dumps(dict(suite.agents)))
+        path.write_text(json.dumps(dict(suite.instances_started)))
 """
 
 

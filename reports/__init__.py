@@ -19,7 +19,7 @@ from . import html
 from . import junit
 from . import markdown
 from . import upgrade
-from .evidence_text import agents_text
+from .evidence_text import instances_text
 from .evidence_text import interrupted_text
 
 SCHEMA_VERSION = "4.0"
@@ -73,7 +73,7 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
             "tests": len(results["results"]),
             "requirements_selected": list(results.get("selected") or []),
             "interrupted": interrupted,
-            "agents": results.get("agents"),
+            "instances": results.get("instances"),
             "tests_collected": _collected(results),
         },
         "summary": aggregate.summary(rows),
@@ -113,9 +113,9 @@ def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
 
 __all__ = [
     "SCHEMA_VERSION",
-    "agents_text",
     "aggregate",
     "build",
+    "instances_text",
     "interrupted_text",
     "schema",
     "write",

@@ -112,10 +112,10 @@ def interrupted_text(run: dict[str, Any]) -> str:
     )
 
 
-def agents_text(run: dict[str, Any]) -> str:
-    """How many backend instances (agents) the run started and why, in one sentence ('' when
-    the results do not say)."""
-    a = run.get("agents")
+def instances_text(run: dict[str, Any]) -> str:
+    """How many backend instances the run started and why, in one sentence ('' when the
+    results do not say)."""
+    a = run.get("instances")
     if not a:
         return ""
     why = ", ".join(f"{k} {v}" for k, v in (a.get("reasons") or {}).items())
@@ -124,7 +124,7 @@ def agents_text(run: dict[str, Any]) -> str:
     if recovered:
         more = f" and {len(recovered) - 1} more" if len(recovered) > 1 else ""
         text += (
-            f"; recovered by a fresh agent: {recovered[0]}{more} failed on a reused instance "
+            f"; recovered by a fresh backend instance: {recovered[0]}{more} failed on a reused instance "
             "and passed on fresh ones (the backend keeps state across examples)"
         )
     return text

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evidence_text import agents_text
 from .evidence_text import answers
 from .evidence_text import counterexample_facts
 from .evidence_text import entry_text
 from .evidence_text import evidence_lines
+from .evidence_text import instances_text
 from .evidence_text import interrupted_text
 from .status import Status
 
@@ -56,7 +56,7 @@ def render(report: dict[str, Any]) -> str:
         + f"; {run['tests']} tests, {run['jobs']} worker(s), {run['duration_s']} s",
         f"- machine: {_cell(run['machine'])}; Python {run['python']}, "
         f"Hypothesis {run['hypothesis']}, pytest {run['pytest']}",
-        *([f"- {_cell(agents_text(run))}"] if agents_text(run) else []),
+        *([f"- {_cell(instances_text(run))}"] if instances_text(run) else []),
         "",
         "| pass | fail | crash | timeout | flaky | unknown | xfail | not supported | total |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -9,7 +9,9 @@ of a results.json an earlier suite wrote:
 - a failure's ``kind`` is its ``status`` (fail, crash, timeout or flaky);
 - an expectations or flakes entry's ``kind`` (requirement or test) is its ``target``;
 - the Hypothesis settings profile ``ci`` is ``standard`` (the value of
-  ``hypothesis_profile``).
+  ``hypothesis_profile``);
+- ``agents`` (the backend instances the run started) is ``instances``, and its reason
+  ``recheck on a fresh agent`` is ``recheck on a fresh backend instance``.
 
 A record of schema 1 (one failure, flat, no ``failures``) is read by ``aggregate``.
 """
@@ -24,6 +26,10 @@ def current(results: dict[str, Any]) -> dict[str, Any]:
     out = dict(results)
     if results.get("hypothesis_profile") == "ci":
         out["hypothesis_profile"] = "standard"
+    if "agents" in results and "instances" not in results:
+        out = _renamed(out, "agents", "instances")
+        if isinstance(out["instances"], dict):
+            out["instances"] = _instances(out["instances"])
     if isinstance(results.get("results"), list):
         out["results"] = [_record(t) for t in results["results"]]
     for listing in ("expectations", "flakes"):
@@ -51,3 +57,14 @@ def _listing(listing: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(entries, list):
         return listing
     return {**listing, "entries": [_renamed(e, "kind", "target") for e in entries]}
+
+
+_OLD_REASONS = {"recheck on a fresh agent": "recheck on a fresh backend instance"}
+
+
+def _instances(instances: dict[str, Any]) -> dict[str, Any]:
+    reasons = instances.get("reasons")
+    if not isinstance(reasons, dict):
+        return instances
+    renamed = {_OLD_REASONS.get(k, k): v for k, v in reasons.items()}
+    return {**instances, "reasons": dict(sorted(renamed.items()))}

@@ -20,7 +20,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     doc = {
-        "agents": dict(suite.agents),
+        "instances": dict(suite.instances_started),
         "recovered": list(suite.recovered),
         "reset_failures": list(suite.reset_failures),
     }

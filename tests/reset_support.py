@@ -70,7 +70,7 @@ def agent_counts(directory: Path) -> tuple[Counter[str], list[str], list[str]]:
     failures: list[str] = []
     for path in sorted(directory.glob("agents-*.json")):
         doc = json.loads(path.read_text())
-        agents.update(doc["agents"])
+        agents.update(doc["instances"])
         recovered += doc["recovered"]
         failures += doc["reset_failures"]
     return agents, recovered, failures

@@ -281,7 +281,10 @@ def test_state_kept_across_tests_fails_nothing(tmp_path: Path, double_builds: No
     assert run.returncode == 0 and not run.with_status(*BAD), run.summary()
     assert run.statuses().get("pass", 0) >= 240, run.summary()
     agents, recovered, _ = agent_counts(counts)
-    assert len(recovered) == 1 and agents["recheck on a fresh agent"] >= 1, (agents, recovered)
+    assert len(recovered) == 1 and agents["recheck on a fresh backend instance"] >= 1, (
+        agents,
+        recovered,
+    )
     assert agents["start"] == 1 and agents["after a recovery"] >= 1, agents
 
     # (the run stops at the first failure citing STREAM-CALLS: that is all the control needs)

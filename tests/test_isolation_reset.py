@@ -98,7 +98,7 @@ def test_one_instance_serves_and_a_written_variable_is_restored(suite: Suite) ->
     before, after = _written_then_read(suite)
     assert after == before
     assert suite.adapter() is first
-    assert suite.agents == Counter({"start": 1}) and not suite.reset_failures
+    assert suite.instances_started == Counter({"start": 1}) and not suite.reset_failures
 
 
 def test_without_the_rewrite_the_next_harness_sees_the_write(
@@ -112,7 +112,7 @@ def test_without_the_rewrite_the_next_harness_sees_the_write(
     assert after == _other_bytes(before)
     assert "g_u32 on device 0 held other bytes" in suite.reset_failures[0], suite.reset_failures
     suite.adapter()
-    assert suite.agents == Counter({"start": 1, "failed reset": 1})
+    assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
 
 
 def test_only_what_was_written_is_rewritten(suite: Suite, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,7 +138,7 @@ def test_only_what_was_written_is_rewritten(suite: Suite, monkeypatch: pytest.Mo
         assert h.observe("g_arr16m", offset=1000, count=4) != b"\x01\x02\x03\x04"
         h.observe("g_u8")
     assert rewrites == []
-    assert suite.agents == Counter({"start": 1}) and not suite.reset_failures
+    assert suite.instances_started == Counter({"start": 1}) and not suite.reset_failures
 
 
 def test_the_plan_rewrites_what_accepted_copies_may_have_written(suite: Suite) -> None:
@@ -212,7 +212,7 @@ def test_a_failed_reset_starts_a_fresh_instance(
     with suite.harness() as h:
         assert h.adapter is not first
         _write(h)  # the fresh instance works, and is reset
-    assert suite.agents == Counter({"start": 1, "failed reset": 1})
+    assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
     assert len(suite.reset_failures) == 1
 
 
@@ -231,7 +231,7 @@ def test_a_reset_that_hangs_starts_a_fresh_instance() -> None:
         first.inner.hang.clear()
         with suite.harness() as h:
             assert h.adapter is not first
-        assert suite.agents == Counter({"start": 1, "failed reset": 1})
+        assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
     finally:
         first.inner.released.set()
         suite.close()
@@ -250,7 +250,7 @@ def test_a_crash_or_a_hang_starts_a_fresh_instance(
         monkeypatch.setattr(h.adapter.inner, "stream_query", fails)
         h.call("stream_query", stream=0)
     suite.adapter()
-    assert suite.agents == Counter({"start": 1, reason: 1}) and not suite.reset_failures
+    assert suite.instances_started == Counter({"start": 1, reason: 1}) and not suite.reset_failures
 
 
 # -- through the agent ------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def test_one_agent_serves_and_is_reset() -> None:
         pid = suite.adapter().inner.pid
         before, after = _written_then_read(suite)
         assert after == before and suite.adapter().inner.pid == pid
-        assert suite.agents == Counter({"start": 1}) and not suite.reset_failures
+        assert suite.instances_started == Counter({"start": 1}) and not suite.reset_failures
     finally:
         suite.close()
 
@@ -286,7 +286,7 @@ def test_an_agent_that_dies_in_its_reset_is_replaced() -> None:
         with suite.harness() as h:
             assert h.adapter.inner.pid != pid
             h.observe(VAR)
-        assert suite.agents == Counter({"start": 1, "failed reset": 1})
+        assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
     finally:
         suite.close()
 
@@ -340,8 +340,8 @@ def test_a_failure_fresh_instances_do_not_find_is_recovered(
     assert recs["test_x.py::test_b"]["attempts"] == 1 and not recs["test_x.py::test_b"]["failures"]
     assert suite.recovered == ["test_x.py::test_b"]
     # test_b again on a fresh instance, then test_c on one of its own
-    assert suite.agents == Counter(
-        {"start": 1, "recheck on a fresh agent": 1, "after a recovery": 1}
+    assert suite.instances_started == Counter(
+        {"start": 1, "recheck on a fresh backend instance": 1, "after a recovery": 1}
     )
     assert suite.run is not None and suite.run.failed() == frozenset()
 
@@ -355,9 +355,9 @@ def test_the_leak_fails_a_test_with_one_instance_and_no_reset(
     # (flaky: the failing trace, replayed against a fresh backend, passes)
     assert recs["test_x.py::test_b"]["status"] in ("fail", "flaky"), recs["test_x.py::test_b"]
     assert "207008" in (recs["test_x.py::test_b"]["message"] or "")
-    assert not suite.recovered and suite.agents["start"] == 1
+    assert not suite.recovered and suite.instances_started["start"] == 1
     # no instance but the replays of the failing trace (each against a fresh backend)
-    assert set(suite.agents) <= {"start", "replay of a failing trace"}
+    assert set(suite.instances_started) <= {"start", "replay of a failing trace"}
 
 
 A_REAL_BUG = """
@@ -386,7 +386,9 @@ def test_a_failure_fresh_instances_find_too_stands(
     assert suite.run is not None and suite.run.failed() == {"EFFECT-BYTES"}
     assert bug["attempts"] == 2 and bug["masks"] == ["EFFECT-BYTES"]
     assert not suite.recovered
-    assert suite.agents == Counter({"start": 1, "recheck on a fresh agent": 1})
+    assert suite.instances_started == Counter(
+        {"start": 1, "recheck on a fresh backend instance": 1}
+    )
 
 
 # -- the catalogue's leaking variant, the whole suite ----------------------------------------------
@@ -419,7 +421,7 @@ def test_the_leaking_variant_passes_by_recovery_and_fails_without(tmp_path: Path
     doc, agents, recovered = _variant_run(tmp_path, [], [])
     bad = [r["suite_id"] for r in doc["results"] if r["status"] not in ("pass", "skipped")]
     assert not bad and len(doc["results"]) >= 240, bad
-    assert recovered and agents["recheck on a fresh agent"] >= 1, (agents, recovered)
+    assert recovered and agents["recheck on a fresh backend instance"] >= 1, (agents, recovered)
     assert agents["start"] == 1 and not agents["failed reset"], agents
 
     # The control: one instance, no reset, no recheck (up to the first failure, unshrunk).
@@ -428,7 +430,9 @@ def test_the_leaking_variant_passes_by_recovery_and_fails_without(tmp_path: Path
     )
     failed = [r for r in doc["results"] if r["status"] in ("fail", "flaky")]
     assert failed and not recovered, agents
-    assert not agents["recheck on a fresh agent"] and not agents["after a recovery"], agents
+    assert not agents["recheck on a fresh backend instance"] and not agents["after a recovery"], (
+        agents
+    )
     assert any(
         r["failed_requirement"] == "STREAM-CALLS" and "207008" in (r["message"] or "")
         for r in failed

@@ -423,10 +423,17 @@ def _schema_2(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` as a suite of results schema 2 wrote it, before the renames of
     docs/glossary.md: a test's ``tally`` was its ``evidence``, a failure's ``status`` its
     ``kind``, an expectations or flakes entry's ``target`` its ``kind``, the standard
-    Hypothesis settings profile was ``ci``."""
+    Hypothesis settings profile was ``ci``, the backend instances were ``agents``."""
     old: dict[str, Any] = json.loads(json.dumps(doc))
     old["schema"] = "acl-conformance-results/2"
     old["hypothesis_profile"] = {"standard": "ci"}.get(doc["hypothesis_profile"])
+    agents = old.pop("instances")
+    if agents:
+        agents["reasons"] = {
+            ("recheck on a fresh agent" if k == "recheck on a fresh backend instance" else k): v
+            for k, v in agents["reasons"].items()
+        }
+    old["agents"] = agents
     for t in old["results"]:
         t["evidence"] = t.pop("tally")
         for f in t["failures"]:
@@ -460,8 +467,12 @@ def test_a_results_document_of_schema_2_gives_the_same_report(tmp_path) -> None:
         file="exp.txt",
         entries=[_entry("test_a.py::t", "test"), _entry("BOUNDS-OVERFLOW", "requirement")],
     )
+    doc["instances"] = results.instances(
+        {"start": 2, "recheck on a fresh backend instance": 1}, ["test_b.py::t"], []
+    )
     old = _schema_2(doc)
     assert "status" not in old["results"][1]["failures"][0] and "tally" not in old["results"][0]
+    assert "instances" not in old and "recheck on a fresh agent" in old["agents"]["reasons"]
     assert "target" not in old["expectations"]["entries"][0]
     report = reports.build(doc, SUITE, RUN)
     _validate(report)
@@ -472,6 +483,10 @@ def test_a_results_document_of_schema_2_gives_the_same_report(tmp_path) -> None:
     assert _row(report, "BOUNDS-OVERFLOW")["status"] == "xfail"
     assert report["run"]["hypothesis_profile"] == "standard"
     assert report["run"]["seed_text"] == "derandomised"
+    assert report["run"]["instances"]["reasons"] == {
+        "recheck on a fresh backend instance": 1,
+        "start": 2,
+    }
     assert old["hypothesis_profile"] == "ci"
     assert reports.build(old, SUITE, RUN) == report
     # and through the command line, from a file

@@ -468,9 +468,9 @@ def _print_report(
     report: dict[str, Any], mode: str, stderr: str, written: list[Path], out: TextIO
 ) -> None:
     out.write("\n" + summary_table(report) + "\n")
-    agents = reports.agents_text(report["run"])
-    if agents:
-        out.write(agents + "\n")
+    instances = reports.instances_text(report["run"])
+    if instances:
+        out.write(instances + "\n")
     stopped = reports.interrupted_text(report["run"])
     if stopped:
         out.write(stopped + "\n")

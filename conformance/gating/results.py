@@ -155,10 +155,10 @@ def crash_record(
     }
 
 
-def agents(
+def instances(
     started: Mapping[str, int], recovered: list[str], reset_failures: list[str]
 ) -> dict[str, Any]:
-    """What the results document says of the backend instances (agents) one process
+    """What the results document says of the backend instances one process
     started: how many, why, the tests recovered by a fresh one, the failed resets."""
     reasons = {k: int(v) for k, v in sorted(started.items()) if v}
     return {
@@ -169,13 +169,14 @@ def agents(
     }
 
 
-def merge_agents(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The agents of several processes (pytest-xdist's workers and its controller) as one."""
+def merge_instances(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The backend instances of several processes (pytest-xdist's workers and its
+    controller) as one."""
     reasons: dict[str, int] = {}
     for part in parts:
         for k, v in (part.get("reasons") or {}).items():
             reasons[k] = reasons.get(k, 0) + int(v)
-    return agents(
+    return instances(
         reasons,
         [t for part in parts for t in part.get("recovered") or []],
         [r for part in parts for r in part.get("reset_failures") or []],
@@ -220,7 +221,7 @@ def document(
     selected: list[str],
     expectations: dict[str, Any],
     flakes: dict[str, Any] | None = None,
-    agents: dict[str, Any] | None = None,
+    instances: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole results document."""
     return {
@@ -243,7 +244,7 @@ def document(
         "results": results,
         "expectations": expectations,
         "flakes": flakes,
-        "agents": agents,
+        "instances": instances,
     }
 
 

@@ -225,7 +225,7 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_file: str | None) -> 
         suite.profile,
         suite.call_timeout,
     )
-    suite.agents[context.REPLAY] += found.started
+    suite.instances_started[context.REPLAY] += found.started
     out = found.to_json()
     out["trace_file"] = None
     if found.records and trace_file:

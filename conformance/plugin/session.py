@@ -22,7 +22,7 @@ from acl_conformance.reports.status import Status
 
 from . import shared
 from .options import adapter_options
-from .xdist import AGENTS
+from .xdist import INSTANCES
 from .xdist import ITEMS
 
 _RESULTS = pytest.StashKey[list[dict[str, Any]]]()
@@ -119,7 +119,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None and suite is not None:
         # For the controller: how many backend instances this worker started, and why.
-        workeroutput["acl_agents"] = _agents(suite)
+        workeroutput["acl_instances"] = _instances(suite)
     if path and not hasattr(config, "workerinput"):
         _write_results(config, suite, Path(path), int(exitstatus))
     if suite is not None:
@@ -154,8 +154,11 @@ def _write_results(
         duration_s=time.monotonic() - t0,
         exitstatus=exitstatus,
         results=records,
-        agents=results.merge_agents(
-            [*config.stash.get(AGENTS, []), *([_agents(suite)] if suite is not None else [])]
+        instances=results.merge_instances(
+            [
+                *config.stash.get(INSTANCES, []),
+                *([_instances(suite)] if suite is not None else []),
+            ]
         ),
     )
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,8 +181,8 @@ def _listing(listing: Expectations) -> dict[str, Any]:
     }
 
 
-def _agents(suite: context.Suite) -> dict[str, Any]:
-    return results.agents(suite.agents, suite.recovered, suite.reset_failures)
+def _instances(suite: context.Suite) -> dict[str, Any]:
+    return results.instances(suite.instances_started, suite.recovered, suite.reset_failures)
 
 
 def _header(config: pytest.Config) -> dict[str, Any]:

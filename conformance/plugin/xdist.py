@@ -11,8 +11,9 @@ from acl_conformance.conformance.harness.runstate import RunState
 
 ITEMS = pytest.StashKey[dict[str, list[Any]]]()
 """On the controller's config: each test's suite id and requirements, by node id."""
-AGENTS = pytest.StashKey[list[dict[str, Any]]]()
-"""On the controller's config: the backend instances each worker started (results.agents)."""
+INSTANCES = pytest.StashKey[list[dict[str, Any]]]()
+"""On the controller's config: the backend instances each worker started
+(results.instances)."""
 
 
 class XdistHooks:
@@ -34,6 +35,6 @@ class XdistHooks:
         items = output.get("acl_items")
         if items:
             self.config.stash.setdefault(ITEMS, {}).update(items)
-        agents = output.get("acl_agents")
-        if agents:
-            self.config.stash.setdefault(AGENTS, []).append(agents)
+        instances = output.get("acl_instances")
+        if instances:
+            self.config.stash.setdefault(INSTANCES, []).append(instances)

@@ -1,5 +1,5 @@
 """The session: what lives for a whole run.  The run's shared state (``Suite``: the
-backend, the profile, the agents), a test's attempts, the Hypothesis settings profiles,
+backend, the profile, the backend instances), a test's attempts, the Hypothesis settings profiles,
 the adapter's options, the supervision of child processes and the command line that runs
 the suite in a process of its own.
 

@@ -16,8 +16,8 @@ had served earlier harnesses (``Suite.attempt_reused``: isolation ``reset`` or `
 is run again at once with a fresh instance for every harness, and that run replaces it:
 what the earlier harnesses left behind must never fail a later test.  If the rerun fails,
 its failure stands (fresh instances found it); if it passes, the test passes, "recovered by
-a fresh agent" (``Suite.recovered``), and the worker gives every later harness a fresh
-instance.  The rerun's call report says which (user property ``fresh_agent_recheck``:
+a fresh backend instance" (``Suite.recovered``), and the worker gives every later harness a
+fresh instance.  The rerun's call report says which (user property ``fresh_instance_recheck``:
 ``"recovered"`` or ``"reproduced"``).
 """
 
@@ -102,11 +102,11 @@ def _recheck(
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
     failed = _failed(reports)
     if not failed:
-        suite.recovered_by_fresh_agent(suite.test_id or item.nodeid)
+        suite.recovered_by_fresh_instance(suite.test_id or item.nodeid)
     call = _call(reports)
     if call is not None:
         call.user_properties.append(
-            ("fresh_agent_recheck", "reproduced" if failed else "recovered")
+            ("fresh_instance_recheck", "reproduced" if failed else "recovered")
         )
     return reports
 

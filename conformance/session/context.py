@@ -19,9 +19,9 @@ a pristine backend (``harness(fresh=True)``) gets one of its own.  Under ``reset
 ``test``, a harness on an instance that served an earlier one is *provisional*: a test
 attempt that fails on one is run again with a fresh instance for every harness
 (``attempts.py``); if that passes, the failure was the earlier harnesses' leftovers, the
-test passes ("recovered by a fresh agent", :attr:`Suite.recovered`) and the worker takes
-a fresh instance per harness from then on.  :attr:`Suite.agents` counts the instances
-started, by reason.
+test passes ("recovered by a fresh backend instance", :attr:`Suite.recovered`) and the
+worker takes a fresh instance per harness from then on.  :attr:`Suite.instances_started`
+counts the instances started, by reason.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ ISOLATION_EXAMPLE = "isolation example"
 """A new harness (the adapter's ``isolation`` is ``"example"``)."""
 FRESH_HARNESS = "fresh harness"
 """A harness that needs a pristine backend (``harness(fresh=True)``: device resets, replay)."""
-RECHECK = "recheck on a fresh agent"
+RECHECK = "recheck on a fresh backend instance"
 """A test attempt that failed on a reused instance, run again on fresh ones."""
 AFTER_RECOVERY = "after a recovery"
 """A new harness after a recheck passed (``Suite.recovered``): one instance per harness."""
@@ -103,7 +103,7 @@ REASONS = (
     AFTER_RECOVERY,
     REPLAY,
 )
-"""Every reason :attr:`Suite.agents` counts."""
+"""Every reason :attr:`Suite.instances_started` counts."""
 ISOLATIONS = ("run", "reset", "test", "example")
 """The values of an adapter's ``isolation`` (``adapters/base.py``), least isolated first."""
 
@@ -134,12 +134,12 @@ class Suite:
     tally: Tally = field(default_factory=Tally)
     """The checks of the test running now (every harness it makes adds to it)."""
     test_id: str = ""
-    agents: collections.Counter[str] = field(default_factory=collections.Counter)
+    instances_started: collections.Counter[str] = field(default_factory=collections.Counter)
     """How many backend instances (adapters; for the ``cann`` adapter, agents) this Suite
     started, by reason (:data:`REASONS`); each worker of pytest-xdist has its own Suite."""
     recovered: list[str] = field(default_factory=list)
     """The tests whose failure on a reused instance did not come back when the attempt ran
-    again on fresh ones (each one "recovered by a fresh agent"), in order."""
+    again on fresh ones (each one "recovered by a fresh backend instance"), in order."""
     reset_failures: list[str] = field(default_factory=list)
     """Why each failed reset failed, one line each, in order."""
     attempt_reused: bool = False
@@ -165,11 +165,11 @@ class Suite:
         return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"
 
     def new_adapter(self, reason: str = FRESH_HARNESS) -> Traced:
-        """A freshly resolved and initialised backend, counted in :attr:`agents` under
+        """A freshly resolved and initialised backend, counted in :attr:`instances_started` under
         ``reason`` (raises AdapterResolutionError; BackendTimeout when aclInit or
         aclsysGetVersionStr does not return)."""
         inner: Adapter = resolve(self.adapter_name, dict(self.adapter_options))
-        self.agents[reason] += 1
+        self.instances_started[reason] += 1
         adapter = Traced.around(inner)
         code = self._bounded(adapter, "aclInit(NULL)", lambda: adapter.init(None))
         if code != 0:
@@ -294,7 +294,7 @@ class Suite:
         finally:
             self._rechecking = False
 
-    def recovered_by_fresh_agent(self, test: str) -> None:
+    def recovered_by_fresh_instance(self, test: str) -> None:
         """A test failed on a reused instance and passed on fresh ones: note it, and serve
         every later harness of the worker with a fresh instance.  Per harness rather than
         per test: the recheck that passed gave each harness its own instance, which is the

@@ -173,7 +173,7 @@ def recheck(
             what = " ".join(f"{type(exc).__name__}: {exc}".split())
             return Recheck(None, [], [], f"not replayed: {what}"[:500], started + 1)
         finally:
-            started += sum(suite.agents.values())
+            started += sum(suite.instances_started.values())
         found = Recheck(bool(broken), broken, records, started=started)
         if broken:
             break

@@ -22,8 +22,9 @@ def _valid(commit: object) -> bool:
 
 
 def _from_git() -> tuple[str | None, bool | None]:
+    # conformance/command_line/buildinfo.py: the checkout's root is two folders up
     here = Path(__file__).resolve().parent
-    if not (here.parent / "pyproject.toml").is_file():
+    if not (here.parents[1] / "pyproject.toml").is_file():
         return None, None  # installed, not a source checkout: whatever git is around is not ours
     try:
         head = subprocess.run(

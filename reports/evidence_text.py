@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 from .status import Status
@@ -83,6 +84,24 @@ def replay_text(replayed: dict[str, Any] | None) -> str:
         text = "every call was allowed: the failure is flaky"
     if replayed.get("trace_file"):
         text += f"; the replay's trace: {replayed['trace_file']}"
+    return text
+
+
+def gate_basis(report: dict[str, Any]) -> str:
+    """What the gate was measured against, in words: the expectations file (by its name,
+    never its full path: the reports go to other machines) and the flakes file, or that
+    there was no expectations file, so that every failure counts."""
+    exp = report["expectations"]
+    flakes = exp.get("flakes") or {}
+    if exp.get("file"):
+        n = len(exp.get("entries") or [])
+        name = PurePath(str(exp["file"])).name
+        text = f"against the expectations file {name}, {n} {'entry' if n == 1 else 'entries'}"
+    else:
+        text = "no expectations file: every failure counts"
+    if flakes.get("file"):
+        name = PurePath(str(flakes["file"])).name
+        text += f"; flaky failures the flakes file {name} lists are accepted"
     return text
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from html import escape
+from pathlib import PurePath
 from typing import Any
 
 from .evidence_text import answers
 from .evidence_text import counterexample_facts
 from .evidence_text import evidence_lines
+from .evidence_text import gate_basis
 from .evidence_text import instances_text
 from .evidence_text import interrupted_text
 from .status import SHOWN
@@ -36,8 +38,63 @@ pre{background:#f7f7f7;padding:.5em;white-space:pre-wrap;font-size:12px}
 .answer{margin:.4em 0}.label{font-size:1.1em;color:#444;min-width:11em;display:inline-block}
 .conformant{color:#186418}.notconformant{color:#9a1515}
 blockquote{margin:.3em 0 .3em 1em;color:#444;font-style:italic}
+.basis{color:#444}.attention{font-weight:bold}
 .stopped{background:#f6d6a8;border:2px solid #9a1515;padding:.5em;font-weight:bold}
 """
+
+
+NEEDS_ATTENTION = (
+    Status.FAIL,
+    Status.CRASH,
+    Status.TIMEOUT,
+    Status.FLAKY,
+    Status.UNKNOWN,
+    Status.XFAIL,
+)
+"""The statuses of a requirement that did not pass (a missing capability aside)."""
+
+
+def _gate_rows(report: dict[str, Any]) -> set[str]:
+    """The requirements the gate fails on: a new failure, or an expectations entry gone
+    stale (an unexpected pass)."""
+    exp = report["expectations"]
+    stale = {
+        e["requirement"] for e in exp.get("stale_entries") or [] if e.get("target") == "requirement"
+    }
+    return set(exp.get("new_failures") or []) | stale
+
+
+def ordered_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The requirements in the order the page lists them: first those the gate fails on
+    (a new failure, an unexpected pass), then the others that did not pass (an expected
+    failure, an accepted flake), then the rest; in catalogue order within each, so that
+    a vendor sees what needs attention without scrolling past the rows that passed."""
+    gate = _gate_rows(report)
+
+    def rank(r: dict[str, Any]) -> int:
+        if r["id"] in gate:
+            return 0
+        return 1 if r["status"] in NEEDS_ATTENTION else 2
+
+    return sorted(report["requirements"], key=rank)  # sorted is stable: catalogue order kept
+
+
+def _attention(report: dict[str, Any]) -> str:
+    """One line under the answers naming what needs attention, which the table lists first."""
+    gate = _gate_rows(report)
+    shown = []
+    for r in ordered_rows(report):
+        if r["id"] in gate and r["status"] == Status.PASS:
+            shown.append(f"{r['id']} (passed, but its expectations entry says it fails)")
+        elif r["id"] in gate or r["status"] in NEEDS_ATTENTION:
+            shown.append(f"{r['id']} ({str(r['status']).replace('_', ' ')})")
+    if not shown:
+        return ""
+    return (
+        '<p class="attention">First in the table below, before the requirements that passed: '
+        + escape(", ".join(shown))
+        + ".</p>"
+    )
 
 
 def _row(r: dict[str, Any]) -> str:
@@ -103,10 +160,13 @@ def render(report: dict[str, Any]) -> str:
     blocks = []
     for name, value, why in answers(report):
         good = value.startswith("PASS") or value == "CONFORMANT"
+        basis = (
+            f' <span class="basis">({escape(gate_basis(report))})</span>' if name == "gate" else ""
+        )
         blocks.append(
             f'<div class="answer"><span class="label">{escape(name)}</span> '
             f'<span class="verdict {"conformant" if good else "notconformant"}">{escape(value)}</span>'
-            f"<ul>{''.join(f'<li>{escape(x)}</li>' for x in why)}</ul></div>"
+            f"{basis}<ul>{''.join(f'<li>{escape(x)}</li>' for x in why)}</ul></div>"
         )
     advisories = "".join(f"<li>{escape(x)}</li>" for x in report.get("advisories") or [])
     counts = "".join(
@@ -115,7 +175,7 @@ def render(report: dict[str, Any]) -> str:
     )
     stopped = interrupted_text(run)
     banner = f'<p class="stopped">{escape(stopped)}</p>' if stopped else ""
-    rows = "".join(_row(r) for r in report["requirements"])
+    rows = "".join(_row(r) for r in ordered_rows(report))
     options = ", ".join(f"{k}={v}" for k, v in t["adapter_options"].items())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -124,6 +184,7 @@ def render(report: dict[str, Any]) -> str:
 <h1>acl-conformance report</h1>
 {banner}
 {"".join(blocks)}
+{_attention(report)}
 {f"<p>SHOULD and MAY requirements not met (they do not decide the verdict):</p><ul>{advisories}</ul>" if advisories else ""}
 <table>
 <tr><th>backend</th><td>{escape(t["backend_version"])} (adapter <code>{escape(t["adapter"])}</code>{escape(", " + options if options else "")}), {escape(str(t["devices"]))} device(s)</td></tr>
@@ -135,8 +196,9 @@ def render(report: dict[str, Any]) -> str:
 </table>
 <h2>Summary</h2>
 <table><tr>{counts}<td>total: {s["total"]}</td></tr></table>
-{f"<h2>Expectations</h2><p>file <code>{escape(str(exp['file']))}</code></p><ul>{entries}{unused}</ul>" if exp.get("file") else ""}
+{f"<h2>Expectations</h2><p>file <code>{escape(PurePath(str(exp['file'])).name)}</code></p><ul>{entries}{unused}</ul>" if exp.get("file") else ""}
 <h2>Requirements</h2>
+<p>What the gate fails on first, then the other requirements that did not pass, then the rest, each in catalogue order.</p>
 <table><tr><th>requirement</th><th>level</th><th>area</th><th>status</th><th>checks</th><th>statement (click for details)</th></tr>
 {rows}
 </table>

@@ -18,6 +18,7 @@ from xml.sax.saxutils import quoteattr
 
 from .evidence_text import counterexample_facts
 from .evidence_text import evidence_lines
+from .evidence_text import gate_basis
 from .evidence_text import interrupted_text
 from .status import Status
 
@@ -114,6 +115,7 @@ def render(report: dict[str, Any]) -> str:
     props = {
         "gate": gate["result"],
         "gate_reasons": "; ".join(gate["reasons"]),
+        "gate_against": gate_basis(report),
         "verdict": report["verdict"],
         "verdict_headline": report.get("verdict_headline", report["verdict"]),
         "verdict_reasons": "; ".join(report["verdict_reasons"]),
@@ -143,7 +145,7 @@ def render(report: dict[str, Any]) -> str:
 def _summary(report: dict[str, Any]) -> str:
     gate = report["gate"]
     lines = [
-        f"gate: {gate['result'].upper()}",
+        f"gate: {gate['result'].upper()} ({gate_basis(report)})",
         *(f"  - {x}" for x in gate["reasons"]),
         f"conformance verdict: {report.get('verdict_headline', report['verdict'].upper())}",
         *(f"  - {x}" for x in report["verdict_reasons"]),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 from .evidence_text import answers
 from .evidence_text import counterexample_facts
 from .evidence_text import entry_text
 from .evidence_text import evidence_lines
+from .evidence_text import gate_basis
 from .evidence_text import instances_text
 from .evidence_text import interrupted_text
 from .status import Status
@@ -39,7 +41,7 @@ def render(report: dict[str, Any]) -> str:
         f"# acl-conformance report: {verdict}",
         "",
         f"- **{v_name}**: {verdict} (does the backend meet every MUST of the profile)",
-        f"- **{gate_name}**: {gate} (did anything change against the expectations file)",
+        f"- **{gate_name}**: {gate} ({_cell(gate_basis(report))})",
         f"- backend: `{_cell(t['backend_version'])}` (adapter `{t['adapter']}`"
         + (
             ", options " + ", ".join(f"`{k}={v}`" for k, v in t["adapter_options"].items())
@@ -82,7 +84,10 @@ def render(report: dict[str, Any]) -> str:
         out.append("")
     exp = report["expectations"]
     if exp.get("file"):
-        out.append(f"Expectations file `{exp['file']}`: {len(exp['entries'])} entries.")
+        # By its name: report.md is read on other machines (a CI's summary page), where the
+        # path the run was given means nothing.
+        name = PurePath(str(exp["file"])).name
+        out.append(f"Expectations file `{_cell(name)}`: {len(exp['entries'])} entries.")
         for e in exp["entries"]:
             link = f" ({e['link']})" if e.get("link") else ""
             out.append(f"- `{e['key']}`: {_cell(e.get('reason') or '')}{link}")

@@ -90,7 +90,7 @@ def test_a_mutant_fails_with_a_short_counterexample_that_replays(
     assert 1 <= len(c["calls"]) <= 10, c["calls"]
     assert any("ACL_MEMCPY_DEVICE_TO_HOST" in line for line in c["calls"])
     assert "verdict: NOT CONFORMANT" in out and "KIND-REJECTED (MUST): fail" in out
-    trace = Path(c["trace_file"])
+    trace = d / c["trace_file"]  # the report names its traces relative to its folder
     assert trace.is_file()
 
     rc, out, _ = _run(capsys, "replay", str(trace))

@@ -59,10 +59,10 @@ def test_a_flaky_backend_is_reported_flaky_and_a_listed_flake_passes_the_gate(
     replayed = c["replay"]
     assert replayed["reproduced"] is False
     for path in (c["trace_file"], replayed["trace_file"]):
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads((d / path).read_text())  # relative to the report folder
         assert trace_schema.errors(doc) == [], path
     again = subprocess.run(
-        [sys.executable, "-m", "acl_conformance", "replay", c["trace_file"]],
+        [sys.executable, "-m", "acl_conformance", "replay", str(d / c["trace_file"])],
         capture_output=True,
         text=True,
         timeout=120,

@@ -490,7 +490,9 @@ def test_a_results_document_of_schema_2_gives_the_same_report(tmp_path) -> None:
     assert old["hypothesis_profile"] == "ci"
     assert reports.build(old, SUITE, RUN) == report
     # and through the command line, from a file
-    path = tmp_path / "results.json"
+    # in the report folder itself: trace paths are relative to the report folder
+    (tmp_path / "out").mkdir()
+    path = tmp_path / "out" / "results.json"
     path.write_text(json.dumps(old))
     from acl_conformance.conformance.command_line.cli import main
 

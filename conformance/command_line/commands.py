@@ -258,6 +258,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise runner.RunError(str(exc)) from None
     try:
         opts = runner.RunOptions(mode="ci", jobs=int(results.get("workers") or 1))
+        results = runner.rebase_traces(results, src.parent, out)
         try:
             report = reports.build(results, suite_info(), runner.run_info(opts, args.argv))
         except (KeyError, TypeError, ValueError) as exc:

@@ -40,6 +40,7 @@ from acl_conformance.conformance.session.supervise import Interrupted
 from acl_conformance.conformance.session.supervise import Supervisor
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import PROFILES
+from acl_conformance.reports.evidence_text import gate_basis
 from acl_conformance.reports.status import SHOWN
 from acl_conformance.reports.status import Status
 
@@ -331,7 +332,7 @@ def answers_text(report: dict[str, Any], mode: str) -> str:
     """The two answers, the one that sets the exit status first."""
     t = report["execution_target"]
     gate = report["gate"]
-    gate_lines = [f"gate: {gate['result'].upper()} (against the expectations file)"]
+    gate_lines = [f"gate: {gate['result'].upper()} ({gate_basis(report)})"]
     gate_lines += [f"  - {x}" for x in gate["reasons"]]
     verdict_lines = [
         f"verdict: {report['verdict_headline']} ({t['backend_version']}; profile {t['profile']}, "
@@ -352,8 +353,14 @@ def exit_status(report: dict[str, Any], mode: str) -> int:
     return 0 if report["verdict"] == "conformant" else 1
 
 
-def failures_text(report: dict[str, Any]) -> str:
-    """Each failing requirement's counterexample, as a vendor reads it."""
+def failures_text(report: dict[str, Any], report_dir: Path | None = None) -> str:
+    """Each failing requirement's counterexample, as a vendor reads it.  The report names
+    its trace files relative to its own folder; printed here from where the command was
+    run (``report_dir``, as it was given)."""
+
+    def where(trace_file: str) -> str:
+        return str(report_dir / trace_file) if report_dir is not None else trace_file
+
     out = []
     for r in report["requirements"]:
         c = r.get("counterexample")
@@ -362,12 +369,16 @@ def failures_text(report: dict[str, Any]) -> str:
         out.append(f"== {r['id']} ({STATUS_TEXT[r['status']]}) in {c['test']}")
         out.append((c.get("message") or "").rstrip())
         if c.get("trace_file"):
-            out.append(f"trace: {c['trace_file']}")
+            out.append(f"trace: {where(c['trace_file'])}")
         replayed = c.get("replay") or {}
         if replayed.get("reproduced") is False:
             out.append(
                 "replayed against a fresh backend: every call allowed (flaky)"
-                + (f"; its trace: {replayed['trace_file']}" if replayed.get("trace_file") else "")
+                + (
+                    f"; its trace: {where(replayed['trace_file'])}"
+                    if replayed.get("trace_file")
+                    else ""
+                )
             )
         if c.get("reproduce"):
             out.append(f"reproduce: {c['reproduce']}")
@@ -411,7 +422,7 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     written = [
         opts.report_dir / n for n in ("report.json", "report.md", "report.html", "junit.xml")
     ]
-    _print_report(report, opts.mode, stderr, written, out)
+    _print_report(report, opts.mode, stderr, written, out, opts.report_dir)
     status = exit_status(report, opts.mode)
     if stopped is not None and stopped.signum is not None:
         stopped.reported = True
@@ -454,6 +465,24 @@ def _report(
     return reports.build(results, suite_info(), run_info(opts, argv))
 
 
+def rebase_traces(doc: Any, results_dir: Path, report_dir: Path) -> Any:
+    """``doc`` (a results document, or part of one) with each trace file it names made
+    relative to ``report_dir`` instead of ``results_dir`` (the plugin records them relative
+    to the results file's folder), for a report written elsewhere than its results."""
+    if isinstance(doc, list):
+        return [rebase_traces(v, results_dir, report_dir) for v in doc]
+    if not isinstance(doc, dict):
+        return doc
+    out = {k: rebase_traces(v, results_dir, report_dir) for k, v in doc.items()}
+    if isinstance(out.get("trace_file"), str):
+        at = results_dir.resolve() / out["trace_file"]
+        try:
+            out["trace_file"] = Path(os.path.relpath(at, report_dir.resolve())).as_posix()
+        except ValueError:  # another drive: no relative path leads there
+            out["trace_file"] = str(at)
+    return out
+
+
 def _stopped_results(results_path: Path, elapsed: float) -> dict[str, Any] | None:
     """What a stopped run's pytest left: its results.json if it managed to write one (it
     may, on SIGINT), else the results document made from its journal."""
@@ -465,7 +494,12 @@ def _stopped_results(results_path: Path, elapsed: float) -> dict[str, Any] | Non
 
 
 def _print_report(
-    report: dict[str, Any], mode: str, stderr: str, written: list[Path], out: TextIO
+    report: dict[str, Any],
+    mode: str,
+    stderr: str,
+    written: list[Path],
+    out: TextIO,
+    report_dir: Path | None = None,
 ) -> None:
     out.write("\n" + summary_table(report) + "\n")
     instances = reports.instances_text(report["run"])
@@ -478,7 +512,7 @@ def _print_report(
     if masking:
         out.write(masking + "\n")
     out.write("\n")
-    text = failures_text(report)
+    text = failures_text(report, report_dir)
     if text:
         out.write(text + "\n")
     for key in report["expectations"]["unused"]:

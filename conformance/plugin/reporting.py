@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import re
 from collections.abc import Generator
 from pathlib import Path
@@ -162,11 +163,11 @@ def _failure_record(
         if isinstance(failure, ConformanceFailure) and failure.violations
         else None
     )
-    trace_file = None
+    trace_path: Path | None = None
     replayed: dict[str, Any] | None = None
     if same_as is None:
         doc = _trace_doc(item, failure, status)
-        trace_file = _write_trace(item, doc)
+        trace_path = _write_trace(item, doc)
         if status is Status.FAIL and expected is None:
             suite = item.config.stash[shared.SUITE]
             if suite.attempt_reused:
@@ -188,7 +189,7 @@ def _failure_record(
                     "trace_file": None,
                 }
             else:
-                replayed = _recheck(item, doc, trace_file)
+                replayed = _recheck(item, doc, trace_path)
             if replayed["reproduced"] is False:
                 status = Status.FLAKY
     record = {
@@ -203,7 +204,7 @@ def _failure_record(
         "allowed": first.allowed if first is not None else None,
         "observed": first.observed if first is not None else None,
         "message": str(failure)[:8000],
-        "trace_file": trace_file,
+        "trace_file": recorded_path(item.config, trace_path),
         "reproduce": reproduce_command(item).splitlines()[0],
         "attempt": item.stash.get(attempts.ATTEMPT, 1),
         "replay": replayed,
@@ -213,13 +214,13 @@ def _failure_record(
     return record
 
 
-def _recheck(item: pytest.Item, doc: dict[str, Any], trace_file: str | None) -> dict[str, Any]:
+def _recheck(item: pytest.Item, doc: dict[str, Any], trace_path: Path | None) -> dict[str, Any]:
     """The failing trace replayed against a fresh backend (see ``replay.recheck``); the
     replay's own trace is kept beside the failing one."""
     config = item.config
     suite = config.stash[shared.SUITE]
     found = recheck(
-        trace.Trace.from_json(doc, trace_file or shared.suite_id(item)),
+        trace.Trace.from_json(doc, str(trace_path) if trace_path else shared.suite_id(item)),
         suite.adapter_name,
         dict(suite.adapter_options),
         suite.profile,
@@ -228,7 +229,7 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_file: str | None) -> 
     suite.instances_started[context.REPLAY] += found.started
     out = found.to_json()
     out["trace_file"] = None
-    if found.records and trace_file:
+    if found.records and trace_path is not None:
         replay_doc = {
             **doc,
             "status": (Status.FAIL if found.reproduced else Status.PASS).value,
@@ -236,11 +237,11 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_file: str | None) -> 
             + (f"broke {', '.join(found.broken)}" if found.reproduced else "every call allowed"),
             "calls": [r.to_json() for r in found.records],
         }
-        path = Path(trace_file).with_name(
-            Path(trace_file).name.removesuffix(".trace.json") + ".replay.trace.json"
+        path = trace_path.with_name(
+            trace_path.name.removesuffix(".trace.json") + ".replay.trace.json"
         )
         path.write_text(json.dumps(replay_doc, indent=1))
-        out["trace_file"] = str(path)
+        out["trace_file"] = recorded_path(config, path)
     return out
 
 
@@ -272,7 +273,8 @@ def _trace_doc(item: pytest.Item, failure: BaseException, status: Status) -> dic
     }
 
 
-def _write_trace(item: pytest.Item, doc: dict[str, Any]) -> str | None:
+def _write_trace(item: pytest.Item, doc: dict[str, Any]) -> Path | None:
+    """Write the trace file (``--acl-trace-dir``; none without it); where it is."""
     trace_dir = item.config.getoption("acl_trace_dir")
     if not trace_dir:
         return None
@@ -281,7 +283,25 @@ def _write_trace(item: pytest.Item, doc: dict[str, Any]) -> str | None:
     path = Path(trace_dir) / (stem + (f"__attempt{attempt}" if attempt > 1 else "") + ".trace.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
-    return str(path)
+    return path
+
+
+def recorded_path(config: pytest.Config, path: Path | None) -> str | None:
+    """A trace file as the results document records it: relative to the folder of the
+    results file (``--acl-results``), so that the folder can be moved, archived by a CI or
+    opened on another machine and its reports still name the traces beside them
+    (``traces/….trace.json`` in ``acl-conformance run``'s report folder).  Without a
+    results file, or where no relative path leads there (another drive), as it was
+    written."""
+    if path is None:
+        return None
+    results = config.getoption("acl_results")
+    if not results:
+        return str(path)
+    try:
+        return Path(os.path.relpath(path.resolve(), Path(results).resolve().parent)).as_posix()
+    except ValueError:
+        return str(path)
 
 
 _GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import hypothesis
 import pytest
@@ -13,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine
 
 from acl_conformance.conformance.session import settings
 
+from . import shared
 from .shared import name_in_file
 from .shared import suite_id
 
@@ -44,12 +46,32 @@ def seed_hypothesis(item: pytest.Item) -> None:
         hypothesis.seed(seed_for(base, item))(item.obj)  # type: ignore[attr-defined]
 
 
+REPRODUCE_PYTHON = "python"
+"""How the reproduce line names the interpreter: whichever ``python`` has acl-conformance
+installed where the line is run (never the path of the venv the run was made in)."""
+
+
+def pyargs_address(item: pytest.Item) -> str:
+    """What names this one test to ``pytest --pyargs`` from any folder and any install: the
+    suite's module by its import name, then the test's name in it
+    (``acl_conformance.conformance.suite.test_kinds::test_x[1]``).  A test outside the
+    suite (the plugin's own tests) keeps its path."""
+    if shared.is_suite_item(item):
+        return f"{shared.SUITE_PACKAGE}.{Path(str(item.path)).stem}::{name_in_file(item)}"
+    return f"{item.path}::{name_in_file(item)}"
+
+
 def reproduce_command(item: pytest.Item) -> str:
-    """The command that runs this one test again, with the same backend, profile and seed."""
+    """The command that runs this one test again, with the same backend, profile, seed,
+    example budget and call time limit: ``python -m pytest --pyargs <module>::<test>``, with
+    no path in it, so that it runs from any folder of any machine where acl-conformance and
+    the adapter are installed."""
     cfg = item.config
-    args = [
-        "pytest",
-        f"{item.path}::{name_in_file(item)}",
+    args = [REPRODUCE_PYTHON, "-m", "pytest", "-p", "no:cacheprovider"]
+    if shared.is_suite_item(item):
+        args.append("--pyargs")
+    args += [
+        pyargs_address(item),
         "--acl-adapter",
         cfg.getoption("acl_adapter"),
         *(a for o in cfg.getoption("acl_adapter_option") for a in ("--acl-adapter-option", o)),
@@ -62,10 +84,14 @@ def reproduce_command(item: pytest.Item) -> str:
         args += ["--acl-seed", str(cfg.getoption("acl_seed"))]
     if cfg.getoption("acl_examples"):
         args += ["--acl-examples", str(cfg.getoption("acl_examples"))]
-    same = (
-        cfg.getoption("acl_seed") is not None
-        or cfg.getoption("acl_hypothesis_profile") == "standard"
-    )
+    timeout = cfg.getoption("acl_call_timeout")
+    if timeout is not None and float(timeout) != float(settings.CALL_TIMEOUT_SECONDS):
+        args += ["--acl-call-timeout", f"{float(timeout):g}"]
+    if cfg.getoption("acl_no_shrink"):
+        args.append("--acl-no-shrink")
+    profile = cfg.getoption("acl_hypothesis_profile")
+    profile = settings.HYPOTHESIS_PROFILE_ALIASES.get(profile, profile)
+    same = cfg.getoption("acl_seed") is not None or profile == "standard"
     return shlex.join(args) + (
         "\n(the same command gives the same example; a blob printed above replays it exactly)"
         if same

@@ -13,6 +13,7 @@ from . import corner_mutants as c
 from . import flaky as f
 from . import leaky
 from . import mutants as m
+from . import sync_pending_mutants as sp
 
 BOTH = ("spec", "cann")
 
@@ -86,6 +87,8 @@ def _legal(
     return Variant(name, description, lambda **kw: Simulator(**{**options, **kw}), {}, profiles)
 
 
+_SYNC = "PINNED-COMPLETE-AFTER-SYNC"
+
 CATALOGUE: tuple[Variant, ...] = (
     _mutant("bound-lt", m.BoundLessThan, "BOUNDS-END-EXACT"),
     _mutant("bound-one-past", m.BoundOnePast, "BOUNDS-PAST-END"),
@@ -136,6 +139,24 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("dst-max-cut-to-32-bits", c.DstMaxCutTo32Bits, "FROMSYMBOL-DSTMAX"),
     _mutant("from-accepts-interior-pointers", c.FromAcceptsInteriorPointers, "FROMSYMBOL-BYTES"),
     _mutant("sync-copy-from-pinned-is-async", c.SyncCopyFromPinnedIsAsync, "TOSYMBOL-SYNC"),
+    # syncs that return at once when the queue is deep (sync_pending_mutants.py)
+    *(
+        _mutant(f"sync-early-past-{n}", sp.deeper_than(sp.StreamSyncEarlyWhenDeep, n), _SYNC)
+        for n in (2, 8, 32)
+    ),
+    _mutant("device-sync-early-past-8", sp.deeper_than(sp.DeviceSyncEarlyWhenDeep, 8), _SYNC),
+    _mutant("event-sync-early-past-8", sp.deeper_than(sp.EventSyncEarlyWhenDeep, 8), _SYNC),
+    _mutant(
+        "timeout-sync-early-past-8",
+        sp.deeper_than(sp.TimeoutSyncEarlyWhenDeep, 8),
+        "SYNC-TIMEOUT",
+    ),
+    _mutant(
+        "destroy-early-past-8",
+        sp.deeper_than(sp.DestroyEarlyWhenDeep, 8),
+        "STREAM-CALLS",
+        ("cann",),
+    ),
     Variant(
         "every-kth-copy-loses-a-byte",
         (f.EveryKthCopyLosesItsLastByte.__doc__ or "").strip().replace("\n", " "),

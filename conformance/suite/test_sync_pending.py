@@ -53,7 +53,7 @@ def _deep_queue_then(h: Harness, how: str, delay: float, tag: int) -> bool:
     every byte.  True if the call was issued while the gate was still closed."""
     s = h.stream()
     src = h.pinned(DEPTH * COPY, ops.pattern(tag, DEPTH * COPY))
-    g = h.gate(s)
+    g = h.close_stream_gate(s)
     for k in range(DEPTH):
         ops.to_symbol_async(h, VAR, src, count=COPY, offset=COPY * k, stream=s, src_offset=COPY * k)
     e = ops.event(h) if how == "event" else None

@@ -4,7 +4,10 @@ A requirement's status rests on *checks* (judgements of the model charged to it)
 on *failures* (a check that went wrong, charged to it):
 
 - ``fail``: a failure is charged to it that the expectations file does not list;
-- ``crash`` / ``timeout``: a test that carries it took the backend down, or hung it;
+- ``crash`` / ``timeout``: a test that carries it took the backend down, or hung it; a hang
+  charged to a requirement (the call that did not return, ``conformance/harness/hangs.py``)
+  is that requirement's ``timeout`` alone, the other requirements of its test are decided
+  by the attempt that stepped past it;
 - ``flaky``: a failure is charged to it whose trace did not fail again when replayed
   against a fresh backend (neither a pass nor a fail: real hardware varies from run to
   run); the gate accepts it when the flakes file lists it;
@@ -33,6 +36,7 @@ failure it does not list, a requirement left undecided, an entry gone stale).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -212,12 +216,22 @@ def _status(
     """The status of requirement ``rid`` and, when it is not decided, why."""
     if any(f.get("status") == Status.FAIL and not f.get("expected") for _t, f in mine):
         return Status.FAIL, None
+    hung = [(t, f) for t, f in mine if f.get("status") == Status.TIMEOUT and not f.get("expected")]
+    if hung:
+        t, f = hung[0]
+        return Status.TIMEOUT, f"{_first_line(f)} (in {t['suite_id']})"
     for status in (Status.CRASH, Status.TIMEOUT):
-        hit = [t for t in carriers if t["status"] == status]
+        # A hang charged to a requirement is that requirement's alone (above); the other
+        # requirements of its test are decided by the attempts that stepped past it.
+        hit = [t for t in carriers if t["status"] == status and _uncharged(t, status)]
         if hit:
-            return (
-                status,
-                f"the backend {'died' if status is Status.CRASH else 'hung'} in {hit[0]['suite_id']}",
+            what = "died" if status is Status.CRASH else "hung"
+            cause = next(
+                (_first_line(f) for f in hit[0].get("failures") or [] if f.get("status") == status),
+                "",
+            )
+            return status, f"the backend {what} in {hit[0]['suite_id']}" + (
+                f": {cause}" if cause else ""
             )
     flaky = [(t, f) for t, f in mine if f.get("status") == Status.FLAKY and not f.get("expected")]
     if flaky:
@@ -247,6 +261,20 @@ def _status(
             f"{t.get('attempts', 1)} attempt(s)"
         )
     return Status.PASS, None
+
+
+def _uncharged(t: dict[str, Any], status: Status) -> bool:
+    """Did test ``t`` end in ``status`` (crash, timeout) with no failure of that status
+    charged to a requirement (a backend that died, or hung starting; a record of an older
+    suite)?  Then every requirement it carries takes the status."""
+    mine = [f for f in t.get("failures") or [] if f.get("status") == status]
+    return not mine or any(not f.get("requirement") for f in mine)
+
+
+def _first_line(f: dict[str, Any]) -> str:
+    """A failure's message's first line, without the requirement in brackets."""
+    line = str(f.get("message") or "").split("\n", 1)[0]
+    return re.sub(r"^\[[A-Z0-9-]+\] ", "", line)
 
 
 UNDECIDED_WHEN_STOPPED = frozenset({Status.PASS, Status.UNKNOWN, Status.NOT_SUPPORTED})

@@ -11,6 +11,7 @@ from acl_conformance.adapters.simulator import Simulator
 
 from . import corner_mutants as c
 from . import flaky as f
+from . import hang_mutants as h
 from . import leaky
 from . import mutants as m
 from . import sync_pending_mutants as sp
@@ -33,6 +34,9 @@ class Variant:
     flaky: bool = False
     """A bug that does not show again against a fresh backend: the requirement it breaks
     must be reported ``flaky`` (not ``fail``, not ``pass``)."""
+    hangs: str = ""
+    """A call that never returns, in C form: the requirement it breaks must be reported
+    ``timeout``, and the report must name that call."""
 
     @property
     def sort(self) -> str:
@@ -156,6 +160,21 @@ CATALOGUE: tuple[Variant, ...] = (
         sp.deeper_than(sp.DestroyEarlyWhenDeep, 8),
         "STREAM-CALLS",
         ("cann",),
+    ),
+    # calls that never return (hang_mutants.py): one hang, one failure, the rest decided
+    Variant(
+        "null-stream-sync-hangs",
+        (h.NullStreamSyncHangs.__doc__ or "").strip().replace("\n", " "),
+        h.NullStreamSyncHangs,
+        dict.fromkeys(BOTH, _SYNC),
+        hangs="aclrtSynchronizeStream(NULL)",
+    ),
+    Variant(
+        "event-sync-hangs",
+        (h.EventSyncHangsAfterStreamRecord.__doc__ or "").strip().replace("\n", " "),
+        h.EventSyncHangsAfterStreamRecord,
+        dict.fromkeys(BOTH, _SYNC),
+        hangs="aclrtSynchronizeEvent",
     ),
     Variant(
         "every-kth-copy-loses-a-byte",

@@ -145,7 +145,7 @@ def _options(items: list[str]) -> dict[str, str]:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    if not args.call_timeout > 0:
+    if args.call_timeout is not None and not args.call_timeout > 0:
         raise runner.RunError(f"--call-timeout {args.call_timeout:g}: must be more than 0 seconds")
     t = _load_trace(args.trace)
     adapter = args.adapter or t.adapter

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,13 +22,19 @@ from acl_conformance.reference_impl.record import CallRecord
 from .failure import BackendCrash
 from .failure import BackendTimeout
 from .failure import FailureSnapshot
+from .hangs import CallLimit
+from .hangs import situation
 from .stream_gates import StreamGates
 from .workers import GateReleaser
 from .workers import HostWorker
 
-CALL_TIMEOUT_SECONDS = 60.0
+CALL_TIMEOUT_SECONDS: float | None = None
 """How long one call into the backend may take before it is reported as TIMEOUT, unless
-the run says otherwise (``--acl-call-timeout``)."""
+the run says otherwise (``--acl-call-timeout``): None, a limit that adapts to the backend
+(``hangs.CallLimit``: at least ``hangs.FLOOR_SECONDS``, more for a slow backend)."""
+
+OnHang = Callable[[BackendTimeout, str, int, dict[str, Any]], None]
+"""Told of a call that did not return (the failure, the call's name, host thread, args)."""
 
 _C_RANGES = {
     "size_t": (0, SIZE_MAX),
@@ -55,14 +62,24 @@ class BackendCalls:
     def __init__(
         self,
         adapter: Traced,
-        call_timeout: float,
+        call_timeout: float | CallLimit | None,
         gates: StreamGates,
         snapshot: Callable[[], FailureSnapshot],
         release_after: float,
+        on_hang: OnHang | None = None,
+        hung: Callable[[str], dict[str, str] | None] | None = None,
     ) -> None:
-        """``snapshot``: what a failure raised here keeps of the harness."""
+        """``snapshot``: what a failure raised here keeps of the harness; ``call_timeout``:
+        a fixed limit in seconds, None for an adaptive one, or the run's own
+        (``hangs.CallLimit``); ``on_hang``: told of a call that did not return, before its
+        failure is raised; ``hung``: the run's record of a situation that hung
+        (``RunState.hang``)."""
         self.adapter = adapter
-        self.call_timeout = call_timeout
+        self.limit = (
+            call_timeout if isinstance(call_timeout, CallLimit) else CallLimit(call_timeout)
+        )
+        self._on_hang = on_hang
+        self._hung = hung
         self.poisoned: str | None = None
         """Set when the backend hung or crashed: it must not be called again."""
         self.poison_error: BackendCrash | None = None
@@ -102,23 +119,55 @@ class BackendCalls:
             return rec
 
         token = self.releaser.enter() if gates.any_closed() else None
+        limit = self.limit.seconds()
+        start = time.monotonic()
         try:
             if adapter.calls_may_hang:
-                rec: CallRecord = self._worker(thread).run(job, self.call_timeout, **args)
+                rec: CallRecord = self._worker(thread).run(job, limit, **args)
             else:
                 rec = job(**args)
+            self.limit.observe(time.monotonic() - start)
         except concurrent.futures.TimeoutError:
-            raise self._poison(
-                BackendTimeout, f"{label} did not return within {self.call_timeout:g} s"
+            raise self._hung_call(
+                f"{label} did not return within {limit:g} s",
+                self.limit.describe(),
+                name,
+                thread,
+                args,
+                label,
             ) from None
         except CallTimeout as exc:  # the adapter's own limit
-            raise self._poison(BackendTimeout, f"{label} did not return: {exc}") from exc
+            raise self._hung_call(
+                f"{label} did not return: {exc}",
+                f"the adapter's own limit ({exc})",
+                name,
+                thread,
+                args,
+                label,
+            ) from exc
         except Exception as exc:  # the backend raised instead of answering
             raise self._poison(BackendCrash, f"{label} raised {type(exc).__name__}: {exc}") from exc
         finally:
             if token is not None:
                 self.releaser.leave(token)
         return rec
+
+    def _hung_call(
+        self, why: str, limit: str, name: str, thread: int, args: dict[str, Any], label: str
+    ) -> BackendTimeout:
+        """The failure of a call that did not return (the path is poisoned)."""
+        err = self._poison(BackendTimeout, why)
+        assert isinstance(err, BackendTimeout)
+        err.call = label
+        err.limit = limit
+        if self._on_hang is not None:
+            self._on_hang(err, name, thread, args)
+        return err
+
+    def would_hang(self, name: str, args: dict[str, Any]) -> dict[str, str] | None:
+        """The hang the run recorded for a call in the situation of ``name(**args)``
+        (``hangs.situation``), or None: such a call is not made again."""
+        return self._hung(situation(name, args)) if self._hung is not None else None
 
     def _poison(self, kind: type[BackendCrash], why: str) -> BackendCrash:
         self.poisoned = why

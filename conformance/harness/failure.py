@@ -269,4 +269,46 @@ class BackendCrash(Exception):
 
 
 class BackendTimeout(BackendCrash):
-    """A call did not return in time (status timeout)."""
+    """A call did not return in time (status timeout).  A call of a test that hung is
+    charged to a requirement (:meth:`charge`); one of starting or releasing a backend is
+    not."""
+
+    call: str | None = None
+    """The call that did not return, in C form (None: a start-up or release call)."""
+    limit: str | None = None
+    """The limit it did not return within, in words."""
+    requirement: str | None = None
+    """The requirement the hang is charged to: the one the call's success stands for."""
+    situation: str | None = None
+    """The call's situation (``hangs.situation``): later calls in it are declined."""
+    identity: str | None = None
+    """The failure identity: one hang, one identity, whichever test meets it."""
+
+    def charge(
+        self,
+        requirement: str | None,
+        situation: str,
+        allowed: str,
+        snapshot: FailureSnapshot | None,
+    ) -> None:
+        """Charge this hang to ``requirement`` (the one the call's success stands for; the
+        profile ``allowed`` these answers) and say so in the message, for a vendor: the
+        call, the limit, the spec's sentence, the calls before it."""
+        self.requirement = requirement
+        self.situation = situation
+        self.identity = f"{requirement or 'setup'} hung at {situation}"
+        profile = snapshot.profile if snapshot is not None else "spec"
+        lines = [
+            f"[{requirement or 'setup'}] the backend hung: {self.call} did not return "
+            f"within {self.limit}",
+            *_requirement_block(requirement, profile),
+            f"  allowed: {allowed}",
+            "  backend: the call never returned; the suite abandoned it and released the "
+            "backend instance",
+            f"  every later call of the run in the same situation, {situation}, is declined "
+            "(not made), so that the other requirements are decided without it",
+        ]
+        if snapshot is not None:
+            lines += _history(snapshot)
+        lines.append(f"  {self.call};  <- did not return")
+        self.args = ("\n".join(lines),)

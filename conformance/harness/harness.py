@@ -47,6 +47,7 @@ from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Step
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl import judge
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.evidence import Tally
@@ -57,10 +58,13 @@ from .backend_calls import CALL_TIMEOUT_SECONDS
 from .backend_calls import BackendCalls
 from .backend_calls import check_c_ranges
 from .failure import BackendCrash
+from .failure import BackendTimeout
 from .failure import ConformanceFailure
 from .failure import Declined
 from .failure import FailureSnapshot
 from .failure_snapshot import snapshot
+from .hangs import CallLimit
+from .hangs import situation
 from .host_memory import HostBuffer
 from .host_memory import pattern
 from .ledger import Ledger
@@ -96,7 +100,7 @@ class Harness:
         adapter: Adapter,
         profile: str,
         *,
-        call_timeout: float = CALL_TIMEOUT_SECONDS,
+        call_timeout: float | CallLimit | None = CALL_TIMEOUT_SECONDS,
         model_capabilities: Capabilities | None = None,
         tally: Tally | None = None,
         masks: frozenset[str] = frozenset(),
@@ -126,8 +130,16 @@ class Harness:
         """What a violation of a masked requirement does: a clause test ends there
         (Declined); a machine, which checks many things, sets it aside and goes on."""
         self.stream_gates = StreamGates(self.lock, self._open_on_backend)
+        self.run = run
+        self.test_id = test_id
         self.backend = BackendCalls(
-            self.adapter, call_timeout, self.stream_gates, self.snapshot, RELEASE_AFTER
+            self.adapter,
+            call_timeout,
+            self.stream_gates,
+            self.snapshot,
+            RELEASE_AFTER,
+            on_hang=self._charge_hang,
+            hung=run.hang if run is not None else None,
         )
         self.ledger = Ledger()
         """What this harness made and wrote (released at close, undone by a reset)."""
@@ -185,7 +197,11 @@ class Harness:
             self.triage.decline_if_masked(name, thread, args, self.lock)
         if name in _SYMBOL_CALLS and args.get("count"):
             self.baselines.ensure_known(thread, args.get("symbol", 0))
-        result = self.backend.raw(name, thread, args, self.model.render(name, args))
+        label = self.model.render(name, args)
+        hung = self.backend.would_hang(name, args)
+        if hung is not None:
+            self._decline_hung(hung, label)
+        result = self.backend.raw(name, thread, args, label)
         # A synchronous read, or one from pageable memory, is complete at its return.
         observed = (
             self.backend.read_back(args["dst"], args["count"], thread)
@@ -226,6 +242,49 @@ class Harness:
                 req, promised_by.label, "the test would rely on its promise that tasks completed"
             )
         return result
+
+    def _charge_hang(
+        self, exc: BackendTimeout, name: str, thread: int, args: dict[str, Any]
+    ) -> None:
+        """A call did not return: charge it to the requirement its success stands for under
+        the profile, and tell the run, so that no later call in the same situation is made."""
+        where = situation(name, args)
+        requirement: str | None = None
+        allowed = "?"
+        try:
+            with self.lock:
+                answers = self.model.preview(name, thread, **args)
+            success = next(
+                (a for a in answers.alternatives if ACL_SUCCESS in a.codes),
+                answers.primary,
+            )
+            requirement = success.requirement
+            allowed = answers.allowed_codes()
+        except Exception:
+            pass
+        exc.charge(requirement, where, allowed, self.snapshot())
+        if self.run is not None:
+            self.run.mark_hung(
+                where,
+                {
+                    "requirement": requirement or "",
+                    "call": exc.call or name,
+                    "test": self.test_id,
+                    "limit": exc.limit or "",
+                },
+            )
+
+    def _decline_hung(self, hung: dict[str, str], label: str) -> None:
+        """Do not make a call in a situation that hung earlier in the run: decline it, citing
+        the hang (Declined)."""
+        requirement = hung.get("requirement") or "setup"
+        self.model.tally.declined[requirement] += 1
+        raise Declined(
+            requirement,
+            label,
+            f"the backend hung on {hung.get('call')} in {hung.get('test') or 'an earlier test'} "
+            "and this call is in the same situation",
+        )
 
     def passed(self, *requirements: str) -> None:
         """A check the test made itself (a timing it measured, an answer it compared)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -24,6 +25,7 @@ class RunState:
         self.dir = Path(directory)
         (self.dir / "failed").mkdir(parents=True, exist_ok=True)
         (self.dir / "owners").mkdir(parents=True, exist_ok=True)
+        (self.dir / "hung").mkdir(parents=True, exist_ok=True)
 
     @classmethod
     def create(cls) -> RunState:
@@ -74,6 +76,30 @@ class RunState:
             return path.read_text() or test
         finally:
             os.unlink(tmp)
+
+    def mark_hung(self, situation: str, hang: dict[str, str]) -> dict[str, str]:
+        """A call in ``situation`` did not return (``hang``: the requirement it is charged
+        to, the call in C form, why, the test); the hang that stands for the situation (the
+        first one recorded, when two workers hung on it at once)."""
+        path = self.dir / "hung" / _name(situation)
+        fd, tmp = tempfile.mkstemp(dir=self.dir / "hung", prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            json.dump({**hang, "situation": situation}, f)
+        try:
+            os.link(tmp, path)  # atomic: exactly one hang stands for the situation
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+        return self.hang(situation) or hang
+
+    def hang(self, situation: str) -> dict[str, str] | None:
+        """The hang recorded for ``situation`` (see :meth:`mark_hung`), or None."""
+        try:
+            loaded: dict[str, str] = json.loads((self.dir / "hung" / _name(situation)).read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        return loaded
 
 
 def _name(identity: str) -> str:

@@ -102,10 +102,12 @@ class SecondLook:
         # Every way of waiting, not only the one that may have lied: each stream the test
         # made, the default stream, then the device.
         for s in [*self._streams(), *([0] if self._default_stream else [])]:
-            self._backend.raw("synchronize_stream", thread, {"stream": s}, "a second look")
-        self._backend.raw(
-            "synchronize_device", thread, {}, "a second look: aclrtSynchronizeDevice()"
-        )
+            if self._backend.would_hang("synchronize_stream", {"stream": s}) is None:
+                self._backend.raw("synchronize_stream", thread, {"stream": s}, "a second look")
+        if self._backend.would_hang("synchronize_device", {}) is None:
+            self._backend.raw(
+                "synchronize_device", thread, {}, "a second look: aclrtSynchronizeDevice()"
+            )
         again = self._raw_read(thread, var, lo, hi)
         if again is None:
             return v

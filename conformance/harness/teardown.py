@@ -29,6 +29,11 @@ def release(backend: BackendCalls, gates: StreamGates, ledger: Ledger, model: Mo
     problems: list[str] = []
 
     def call(name: str, args: dict[str, Any]) -> None:
+        hung = backend.would_hang(name, args)
+        if hung is not None:
+            # It would hang again: not made, and the instance is not trusted to be clean.
+            problems.append(f"{model.render(name, args)} not made: the backend hung on it earlier")
+            return
         r = backend.raw(name, 0, args, name)
         if not r.ok:
             problems.append(f"{model.render(name, args)} returned {r.code}")

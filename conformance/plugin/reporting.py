@@ -195,7 +195,8 @@ def _failure_record(
     record = {
         "requirement": getattr(failure, "requirement", None),
         "also": list(getattr(failure, "also", ())),
-        "identity": failure.identity if isinstance(failure, ConformanceFailure) else None,
+        # A hang has one too (BackendTimeout.charge): the requirement and the call's situation.
+        "identity": getattr(failure, "identity", None),
         "status": status.value,
         "expected": expected,
         "same_as": same_as,

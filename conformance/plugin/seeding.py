@@ -85,7 +85,7 @@ def reproduce_command(item: pytest.Item) -> str:
     if cfg.getoption("acl_examples"):
         args += ["--acl-examples", str(cfg.getoption("acl_examples"))]
     timeout = cfg.getoption("acl_call_timeout")
-    if timeout is not None and float(timeout) != float(settings.CALL_TIMEOUT_SECONDS):
+    if timeout is not None:
         args += ["--acl-call-timeout", f"{float(timeout):g}"]
     if cfg.getoption("acl_no_shrink"):
         args.append("--acl-no-shrink")

@@ -10,6 +10,10 @@ further failure masks its requirement too, up to ``MAX_ATTEMPTS`` runs.
 pytest sees one result per test: the attempts are merged (every failure found, the
 checks of every attempt, the masks of the last), and logged once.
 
+An attempt that meets a hang (a call that did not return, charged to a requirement:
+``conformance/harness/hangs.py``) is run again too, once per hang: the run declines every
+later call in the hung call's situation, so the next attempt steps past it.
+
 An attempt that fails (a failure, a crash or a hang; not a declined step, an expected
 failure or a stale expectation) after one of its harnesses ran on a backend instance that
 had served earlier harnesses (``Suite.attempt_reused``: isolation ``reset`` or ``test``)
@@ -40,6 +44,10 @@ MASKS = pytest.StashKey[frozenset[str]]()
 """The requirements a test's own earlier attempts failed on (masked in the next)."""
 ATTEMPT = pytest.StashKey[int]()
 """Which attempt of the test is running (1 for the first)."""
+HANGS = pytest.StashKey[frozenset[str]]()
+"""The hangs (failure identities) a test's earlier attempts met: the next attempt declines
+the call that hung (``hangs.py``) and goes on, so that the test's other requirements are
+decided."""
 
 
 def props(report: pytest.TestReport) -> dict[str, Any]:
@@ -59,11 +67,22 @@ def _to_mask(report: pytest.TestReport) -> frozenset[str]:
     return frozenset(r for r in [failure.get("requirement"), *failure.get("also", [])] if r)
 
 
+def _hang_of(report: pytest.TestReport | None) -> str | None:
+    """The identity of the hang the attempt met, charged to a requirement (None for any
+    other ending, and for a hang of a backend's start-up or release)."""
+    failure = props(report).get("acl_failure") if report is not None else None
+    if not isinstance(failure, dict) or failure.get("status") != Status.TIMEOUT:
+        return None
+    identity = failure.get("identity")
+    return str(identity) if identity and failure.get("requirement") else None
+
+
 def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """Run ``item`` (again, with more masked, while that decides more) and log one result."""
     ihook = item.ihook
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     item.stash[MASKS] = frozenset()
+    item.stash[HANGS] = frozenset()
     runs: list[list[pytest.TestReport]] = []
     suite = context.current()
     while True:
@@ -77,8 +96,12 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
         call = _call(reports)
         seen: frozenset[str] = item.stash[MASKS]
         more = _to_mask(call) - seen if call is not None else frozenset[str]()
-        if not more or len(runs) >= MAX_ATTEMPTS:
+        hang = _hang_of(call)
+        again = hang is not None and hang not in item.stash[HANGS]
+        if (not more and not again) or len(runs) >= MAX_ATTEMPTS:
             break
+        if hang is not None:
+            item.stash[HANGS] = item.stash[HANGS] | {hang}
         item.stash[MASKS] = seen | more
         _reset(item)
     for report in merge(runs):

@@ -47,6 +47,7 @@ from acl_conformance.conformance.harness import reset
 from acl_conformance.conformance.harness.failure import BackendCrash
 from acl_conformance.conformance.harness.failure import BackendTimeout
 from acl_conformance.conformance.harness.failure import Declined
+from acl_conformance.conformance.harness.hangs import CallLimit
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.runstate import RunState
 from acl_conformance.reference_impl.evidence import Tally
@@ -120,7 +121,11 @@ class Suite:
     adapter_name: str = "sim"
     adapter_options: Mapping[str, str] = field(default_factory=dict)
     profile: str = "spec"
-    call_timeout: float = settings.CALL_TIMEOUT_SECONDS
+    call_timeout: float | None = settings.CALL_TIMEOUT_SECONDS
+    """The limit on one backend call given on the command line; None: it adapts to the
+    backend (``hangs.CallLimit``)."""
+    call_limit: CallLimit = field(default_factory=CallLimit)
+    """The limit every harness of this process uses (made from :attr:`call_timeout`)."""
     _adapter: Traced | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     backend_version: str = ""
@@ -160,6 +165,9 @@ class Suite:
     later harness the same test asks for fails the same way at once, without calling the
     backend.  Hypothesis replays a failing example many times while it shrinks it; against
     a backend that hangs, each replay would cost a whole call timeout."""
+
+    def __post_init__(self) -> None:
+        self.call_limit = CallLimit(self.call_timeout)
 
     def __repr__(self) -> str:
         return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"
@@ -224,14 +232,14 @@ class Suite:
         # A daemon thread: one that never returns must not keep the process alive.
         worker = threading.Thread(target=run, name=f"acl-bounded-{what}", daemon=True)
         worker.start()
-        worker.join(self.call_timeout)
+        limit = self.call_limit.startup_seconds()
+        worker.join(limit)
         if not box:
             if not closing:
                 # Let the backend clean up (kill an agent process) without waiting for it.
                 threading.Thread(target=adapter.close, daemon=True).start()
             raise BackendTimeout(
-                f"{what} on backend {self.adapter_name!r} did not return within "
-                f"{self.call_timeout:g} s"
+                f"{what} on backend {self.adapter_name!r} did not return within {limit:g} s"
             )
         ok, value = box[0]
         if not ok:
@@ -264,6 +272,8 @@ class Suite:
     def next_test(self) -> None:
         """A new test (or attempt) begins: a backend isolated per test starts afresh."""
         self.attempt_reused = False
+        # A hang of an earlier attempt is not met again: its situation is declined now.
+        self._sticky = None
         if self._adapter is not None and self.isolation() == "test":
             self.discard(restart=False, reason=ISOLATION_TEST)
 
@@ -333,7 +343,7 @@ class Suite:
         h = Harness(
             adapter,
             self.profile,
-            call_timeout=self.call_timeout,
+            call_timeout=self.call_limit,
             tally=self.tally,
             masks=self.masks,
             run=self.run,

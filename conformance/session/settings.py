@@ -24,6 +24,8 @@ from hypothesis import settings
 from acl_conformance.conformance.harness.backend_calls import (
     CALL_TIMEOUT_SECONDS as CALL_TIMEOUT_SECONDS,
 )
+from acl_conformance.conformance.harness.hangs import FACTOR
+from acl_conformance.conformance.harness.hangs import FLOOR_SECONDS
 
 HYPOTHESIS_PROFILES = ("standard", "dev", "thorough")
 """The Hypothesis settings profiles of the suite (``--acl-hypothesis-profile``)."""
@@ -42,8 +44,9 @@ def hypothesis_profile(name: str) -> str:
 CALL_TIMEOUT_OPTION: dict[str, object] = dict(
     type=float,
     metavar="SECONDS",
-    help="per-call limit before a backend is reported as TIMEOUT "
-    f"(default: {CALL_TIMEOUT_SECONDS:g})",
+    help="per-call limit before a backend is reported as TIMEOUT (default: it adapts to "
+    f"the backend, the larger of {FLOOR_SECONDS:g} s and {FACTOR:g} x the slowest call "
+    "that completed in the run)",
 )
 """The call-timeout option as every command line spells it (``acl-conformance run`` and
 ``replay``, and the plugin's ``--acl-call-timeout``): argparse/pytest keywords."""

@@ -95,7 +95,7 @@ def replay(
     options: dict[str, str],
     profile: str,
     out: TextIO,
-    call_timeout: float = settings.CALL_TIMEOUT_SECONDS,
+    call_timeout: float | None = settings.CALL_TIMEOUT_SECONDS,
 ) -> int:
     suite = context.Suite(
         adapter_name=adapter, adapter_options=options, profile=profile, call_timeout=call_timeout
@@ -143,7 +143,7 @@ def recheck(
     adapter: str,
     options: dict[str, str],
     profile: str,
-    call_timeout: float = settings.CALL_TIMEOUT_SECONDS,
+    call_timeout: float | None = settings.CALL_TIMEOUT_SECONDS,
     tries: int = RECHECKS,
 ) -> Recheck:
     """Replay ``trace`` quietly against a fresh backend of ``adapter`` (up to ``tries``

@@ -283,6 +283,9 @@ class BackendTimeout(BackendCrash):
     """The call's situation (``hangs.situation``): later calls in it are declined."""
     identity: str | None = None
     """The failure identity: one hang, one identity, whichever test meets it."""
+    owner: str | None = None
+    """The test that met the same hang first, when another one did (it owns the
+    counterexample)."""
 
     def charge(
         self,

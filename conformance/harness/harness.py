@@ -263,7 +263,10 @@ class Harness:
         except Exception:
             pass
         exc.charge(requirement, where, allowed, self.snapshot())
-        if self.run is not None:
+        if self.run is not None and exc.identity is not None:
+            # Two tests (in two workers) may hang in the same situation at once: one owns it.
+            owner = self.run.claim(exc.identity, self.test_id)
+            exc.owner = owner if owner != self.test_id else None
             self.run.mark_hung(
                 where,
                 {

@@ -104,6 +104,8 @@ def pytest_runtest_makereport(
         report.longrepr = reason
     else:
         failure = _unwrap(call.excinfo.value if call.excinfo is not None else None)
+        if isinstance(failure, BackendTimeout) and failure.owner is not None:
+            same_as = failure.owner  # the same hang, met first by another test
     listed = item.stash.get(shared.LISTED, None)
     if failure is None:
         if listed is not None and report.failed and same_as is None:

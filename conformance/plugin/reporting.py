@@ -136,9 +136,14 @@ def pytest_runtest_makereport(
         report.user_properties.append(("also_explained_by", " ".join(failure.also)))
         report.user_properties.append(("allowed", record["allowed"]))
         report.user_properties.append(("observed", record["observed"]))
-        stop_on = item.config.getoption("acl_stop_on")
-        if stop_on and failure.requirement == stop_on:
-            item.session.shouldstop = f"a failure cites {stop_on}"
+    stop_on = item.config.getoption("acl_stop_on")
+    # (a hang is charged to a requirement too)
+    if (
+        stop_on
+        and isinstance(failure, (ConformanceFailure, BackendTimeout))
+        and failure.requirement == stop_on
+    ):
+        item.session.shouldstop = f"a failure cites {stop_on}"
     if same_as is None:
         report.sections.append(("acl-conformance: reproduce", reproduce_command(item)))
     return report

@@ -124,8 +124,7 @@ class Suite:
     call_timeout: float | None = settings.CALL_TIMEOUT_SECONDS
     """The limit on one backend call given on the command line; None: it adapts to the
     backend (``hangs.CallLimit``)."""
-    call_limit: CallLimit = field(default_factory=CallLimit)
-    """The limit every harness of this process uses (made from :attr:`call_timeout`)."""
+    _call_limit: CallLimit = field(default_factory=CallLimit)
     _adapter: Traced | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     backend_version: str = ""
@@ -166,8 +165,14 @@ class Suite:
     backend.  Hypothesis replays a failing example many times while it shrinks it; against
     a backend that hangs, each replay would cost a whole call timeout."""
 
-    def __post_init__(self) -> None:
-        self.call_limit = CallLimit(self.call_timeout)
+    @property
+    def call_limit(self) -> CallLimit:
+        """The limit every harness of this process uses: :attr:`call_timeout` when given,
+        else one that adapts to the backend (``hangs.CallLimit``), shared by the harnesses
+        so that each learns from the calls the others saw."""
+        if self._call_limit.fixed != self.call_timeout:
+            self._call_limit = CallLimit(self.call_timeout)
+        return self._call_limit
 
     def __repr__(self) -> str:
         return f"Suite(adapter={self.adapter_name!r}, profile={self.profile!r})"

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import html
 import json
+import subprocess
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cann_support import compile_program
 
 from acl_conformance import reports
 from acl_conformance.adapters.variants import BY_NAME
@@ -31,6 +33,8 @@ from acl_conformance.conformance.harness.hangs import situation
 from acl_conformance.conformance.harness.runstate import RunState
 
 VARIANT_ADAPTER = "acl_conformance.adapters.variants:variant"
+DOUBLE_THAT_HANGS = {"null-stream-sync-hangs": "hang-sync"}
+"""A fault of the C double that hangs the same call (its aclrtSynchronizeStream never returns)."""
 SYNC = "PINNED-COMPLETE-AFTER-SYNC"
 
 
@@ -201,3 +205,34 @@ def test_a_backend_with_one_hang_is_reported_and_everything_else_decided(
     )
     junit = " ".join(x.text or "" for x in case.iter())
     assert v.hangs in junit and "did not return" in junit and reproduce in junit
+    # the C reproducer makes the call that hung, and waits there as the run did
+    source = tmp_path / "repro.c"
+    assert cli.main(["reproducer", str(d / c["trace_file"]), "-o", str(source)]) == 0
+    capsys.readouterr()
+    text = source.read_text()
+    assert "the recorded backend never returned from this call" in text
+    assert f"ret = {v.hangs}" in text
+    _reproducer_runs(source, tmp_path, DOUBLE_THAT_HANGS.get(name))
+
+
+def _reproducer_runs(source: Path, tmp_path: Path, hanging_fault: str | None) -> None:
+    """Against the C double the reproducer ends, every call allowed; against a double with
+    the same hang planted, it does not end."""
+    from acl_conformance.adapters.cann import build
+
+    try:
+        cc = build.c_compiler()
+        libs = {"correct": build.build_double(())}
+        if hanging_fault:
+            libs["hangs"] = build.build_double(build.double_defines(hanging_fault))
+    except Exception as exc:  # no compiler here: say so rather than pass
+        pytest.skip(f"cannot build the C double: {exc}")
+    for which, lib in libs.items():
+        exe = tmp_path / f"repro-{which}"
+        compile_program(cc, source, exe, lib)
+        if which == "hangs":
+            with pytest.raises(subprocess.TimeoutExpired):
+                subprocess.run([str(exe)], capture_output=True, timeout=5)
+            continue
+        ok = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+        assert ok.returncode == 0 and "0 mismatch(es)" in ok.stdout, ok.stdout[-2000:]

@@ -80,6 +80,16 @@ def generate(trace: Trace) -> str:
     for i, call in enumerate(trace.calls):
         if call.name == "read_host" or call.seq in by_timer:
             continue
+        if call.code is None and call.error is None:
+            # A call that never returned (a hang): the program makes it, and waits where the
+            # recorded run waited; a backend that returns is checked as the profile says.
+            label = model.render(call.name, call.args)
+            prog.body.append(
+                f"    /* {label}: the recorded backend never returned from this call */"
+            )
+            prog.add_call(call)
+            prog.check_code(label, model.preview(call.name, call.thread, **call.args))
+            break
         if call.code is None:
             prog.body.append(
                 f"    /* {call.name}: the recorded backend raised here ({call.error}) */"

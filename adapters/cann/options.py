@@ -25,9 +25,9 @@ Options (strings, as ``--adapter-option KEY=VALUE`` gives them):
     build the agent for CANN with CMake and the ASC toolchain (environment
     fallback ``ASCEND_HOME_PATH``; needs ``ASCENDC_CMAKE_DIR`` and ``SOC_VERSION``).
 ``timeout=SECONDS``
-    the limit on every call (default 15, well below the suite's
-    ``--acl-call-timeout`` of 60): past it the agent is killed and the call
-    raises CallTimeout (TIMEOUT).
+    the limit on every call (default 15; the suite does not bound this adapter's
+    calls itself, only its start-up and shut-down): past it the agent is killed and
+    the call raises CallTimeout (TIMEOUT).
 ``sanitize=1`` [``sanitizer_log=DIR``]
     build agent and double (or agent and ``lib``) with AddressSanitizer and
     UndefinedBehaviorSanitizer; reports go to ``DIR/asan.<pid>`` and

@@ -264,9 +264,11 @@ def _status(
 
 
 def _uncharged(t: dict[str, Any], status: Status) -> bool:
-    """Did test ``t`` end in ``status`` (crash, timeout) with no failure of that status
-    charged to a requirement (a backend that died, or hung starting; a record of an older
+    """Did test ``t`` end in ``status`` with no failure of that status charged to a
+    requirement (a crash, always; a backend that hung starting; a record of an older
     suite)?  Then every requirement it carries takes the status."""
+    if status is not Status.TIMEOUT:
+        return True
     mine = [f for f in t.get("failures") or [] if f.get("status") == status]
     return not mine or any(not f.get("requirement") for f in mine)
 

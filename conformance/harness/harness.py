@@ -6,7 +6,10 @@ A clause test or a state machine never calls the backend directly.  It calls
 1. makes the call on the backend (in the calling thread's own worker thread,
    with a time limit, so a hanging backend yields TIMEOUT instead of a hung
    run; each logical host thread keeps its own OS thread because ACL contexts
-   are per thread: ``backend_calls.BackendCalls``, ``workers.py``),
+   are per thread: ``backend_calls.BackendCalls``, ``workers.py``; the limit
+   adapts to the backend, ``hangs.CallLimit``), unless a call in the same
+   situation hung earlier in the run: then the call is declined (``hangs.py``);
+   a call that hangs is charged to the requirement its success stands for,
 2. reads back what a read wrote, and
 3. then, once the backend has answered, has the model judge the call's record
    (``reference_impl.step.judge``: what the profile allows, the answer, and the
@@ -195,12 +198,12 @@ class Harness:
         self.last_steps.pop(thread, None)
         if self.model.masks:
             self.triage.decline_if_masked(name, thread, args, self.lock)
-        if name in _SYMBOL_CALLS and args.get("count"):
-            self.baselines.ensure_known(thread, args.get("symbol", 0))
         label = self.model.render(name, args)
         hung = self.backend.would_hang(name, args)
         if hung is not None:
-            self._decline_hung(hung, label)
+            self._decline_hung(hung, label)  # it would hang again: not made
+        if name in _SYMBOL_CALLS and args.get("count"):
+            self.baselines.ensure_known(thread, args.get("symbol", 0))
         result = self.backend.raw(name, thread, args, label)
         # A synchronous read, or one from pageable memory, is complete at its return.
         observed = (

@@ -14,8 +14,12 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
+
+HUNG_REREAD_SECONDS = 0.5
+"""How long the recorded hangs are trusted as read (see ``RunState.hang``)."""
 
 
 class RunState:
@@ -26,6 +30,10 @@ class RunState:
         (self.dir / "failed").mkdir(parents=True, exist_ok=True)
         (self.dir / "owners").mkdir(parents=True, exist_ok=True)
         (self.dir / "hung").mkdir(parents=True, exist_ok=True)
+        self._hung_dir = str(self.dir / "hung")
+        self._hungs: dict[str, dict[str, str]] = {}
+        self._hung_stamp = -1
+        self._hung_read = 0.0
 
     @classmethod
     def create(cls) -> RunState:
@@ -91,15 +99,29 @@ class RunState:
             pass
         finally:
             os.unlink(tmp)
+        self._hung_stamp = -1  # read them again: this one is there now
         return self.hang(situation) or hang
 
     def hang(self, situation: str) -> dict[str, str] | None:
-        """The hang recorded for ``situation`` (see :meth:`mark_hung`), or None."""
-        try:
-            loaded: dict[str, str] = json.loads((self.dir / "hung" / _name(situation)).read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-        return loaded
+        """The hang recorded for ``situation`` (see :meth:`mark_hung`), or None.  Asked
+        before every call: the recorded hangs are read again only when the folder changed,
+        or half a second after they were last read (a hang another worker records in the
+        meantime is met at most once more, never missed for long)."""
+        folder = self._hung_dir
+        stamp = os.stat(folder).st_mtime_ns
+        now = time.monotonic()
+        if stamp != self._hung_stamp or now - self._hung_read > HUNG_REREAD_SECONDS:
+            hangs: dict[str, dict[str, str]] = {}
+            for name in os.listdir(folder):
+                if name.startswith("."):
+                    continue  # one being written
+                try:
+                    with open(os.path.join(folder, name)) as f:
+                        hangs[name] = json.load(f)
+                except (FileNotFoundError, ValueError):
+                    continue
+            self._hungs, self._hung_stamp, self._hung_read = hangs, stamp, now
+        return self._hungs.get(_name(situation))
 
 
 def _name(identity: str) -> str:

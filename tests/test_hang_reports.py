@@ -25,11 +25,15 @@ from cann_support import compile_program
 
 from acl_conformance import reports
 from acl_conformance.adapters.variants import BY_NAME
+from acl_conformance.adapters.variants.hang_mutants import NullStreamSyncHangs
 from acl_conformance.conformance.command_line import cli
+from acl_conformance.conformance.harness.failure import BackendTimeout
+from acl_conformance.conformance.harness.failure import Declined
 from acl_conformance.conformance.harness.hangs import FLOOR_SECONDS
 from acl_conformance.conformance.harness.hangs import STARTUP_SECONDS
 from acl_conformance.conformance.harness.hangs import CallLimit
 from acl_conformance.conformance.harness.hangs import situation
+from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.runstate import RunState
 
 VARIANT_ADAPTER = "acl_conformance.adapters.variants:variant"
@@ -76,6 +80,51 @@ def test_the_run_keeps_the_first_hang_of_a_situation(tmp_path: Path) -> None:
     again = RunState(tmp_path).mark_hung(where, {"requirement": SYNC, "call": "c2", "test": "t2"})
     assert first["test"] == again["test"] == "t1"
     assert run.hang(where) == {**first, "situation": where}
+
+
+def _harness(run: RunState, test_id: str) -> Harness:
+    adapter = NullStreamSyncHangs()
+    adapter.init(None)
+    h = Harness(adapter, "spec", call_timeout=0.5, run=run, test_id=test_id)
+    h.model.world.initialized = True
+    h.call("set_device", device_id=0)
+    return h
+
+
+def test_a_hung_call_is_charged_and_the_same_call_is_declined_afterwards(tmp_path: Path) -> None:
+    run = RunState(tmp_path)
+    h = _harness(run, "t_first")
+    try:
+        h.stream()
+        with pytest.raises(BackendTimeout) as caught:
+            h.call("synchronize_stream", stream=0)
+    finally:
+        h.close()
+        h.adapter.close()  # releases the hung call
+    hang = caught.value
+    assert hang.requirement == SYNC and hang.call == "aclrtSynchronizeStream(NULL)"
+    assert hang.identity == f"{SYNC} hung at aclrtSynchronizeStream(stream=NULL)"
+    text = str(hang)
+    assert text.startswith(f"[{SYNC}] the backend hung: aclrtSynchronizeStream(NULL) did not")
+    assert "within 0.5 s (given on the command line)" in text
+    assert "aclrtCreateStream(&stream);" in text  # the calls before it
+    assert text.rstrip().endswith("aclrtSynchronizeStream(NULL);  <- did not return")
+    assert run.hang("aclrtSynchronizeStream(stream=NULL)")["test"] == "t_first"  # type: ignore[index]
+    # another test, another instance: the same call is not made, a stream of its own is
+    h = _harness(run, "t_later")
+    try:
+        s = h.stream()
+        h.call("synchronize_stream", stream=s)
+        start = time.monotonic()
+        with pytest.raises(Declined) as declined:
+            h.call("synchronize_stream", stream=0)
+        assert time.monotonic() - start < 0.5
+    finally:
+        h.close()
+        h.adapter.close()
+    assert declined.value.requirement == SYNC
+    assert "the backend hung on aclrtSynchronizeStream(NULL) in t_first" in str(declined.value)
+    assert "is masked" not in str(declined.value)
 
 
 def _test(suite_id: str, status: str, requirements: list[str], **kw: Any) -> dict[str, Any]:

@@ -252,10 +252,13 @@ class Declined(unittest.SkipTest):
     failure): the test ends there, having said nothing of what it would have gone on to
     check.  Machines catch it and go on with their next step."""
 
-    def __init__(self, requirement: str, call: str, why: str) -> None:
+    def __init__(self, requirement: str, call: str, why: str, *, masked: bool = True) -> None:
+        """``masked``: the step puts a masked requirement at stake (False: a call in a
+        situation that hung earlier in the run, ``hangs.py``; ``why`` says so)."""
         self.requirement = requirement
         self.call = call
-        super().__init__(f"{DECLINED}{requirement} is masked; {why}: {call}")
+        what = f"{requirement} is masked; " if masked else ""
+        super().__init__(f"{DECLINED}{what}{why}: {call}")
 
 
 class BackendCrash(Exception):

@@ -289,7 +289,8 @@ class Harness:
             requirement,
             label,
             f"the backend hung on {hung.get('call')} in {hung.get('test') or 'an earlier test'} "
-            "and this call is in the same situation",
+            f"(charged to {requirement}), and this call is in the same situation",
+            masked=False,
         )
 
     def passed(self, *requirements: str) -> None:

@@ -34,8 +34,9 @@ class TemplateAdapter(Adapter):
 
     calls_may_hang = True
     """A real runtime can hang: the suite then makes each call in a worker thread with a
-    time limit (``--call-timeout``) and reports a hang as TIMEOUT.  Keep True unless every
-    call of your backend is guaranteed to return."""
+    time limit (``--call-timeout``; by default at least 10 s, more if your backend shows
+    slower calls) and reports a hang as TIMEOUT.  Keep True unless every call of your
+    backend is guaranteed to return."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         # Where a vendor opens the runtime: load the library, start the agent process.

@@ -98,6 +98,10 @@ def test_a_hung_call_is_charged_and_the_same_call_is_declined_afterwards(tmp_pat
         h.stream()
         with pytest.raises(BackendTimeout) as caught:
             h.call("synchronize_stream", stream=0)
+        # any later call of the harness (another host thread's) meets the same hang
+        with pytest.raises(BackendTimeout) as later:
+            h.call("get_device")
+        assert later.value.identity == caught.value.identity
     finally:
         h.close()
         h.adapter.close()  # releases the hung call

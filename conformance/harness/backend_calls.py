@@ -6,6 +6,7 @@ raises poisons the path: every later call fails at once with the same cause."""
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 import threading
 import time
 from collections.abc import Callable
@@ -103,6 +104,9 @@ class BackendCalls:
         raise or an adapter's own time-out poisons the path (BackendTimeout or
         BackendCrash, naming ``label``)."""
         if self.poisoned:
+            hang = self.poison_error
+            if isinstance(hang, BackendTimeout) and hang.requirement is not None:
+                raise copy.copy(hang)  # the hang, as charged: one hang, one failure
             kind = type(self.poison_error) if self.poison_error is not None else BackendCrash
             raise kind(
                 f"the backend is unusable after an earlier failure: {self.poisoned}",

@@ -236,7 +236,9 @@ def test_a_backend_with_one_hang_is_reported_and_everything_else_decided(
     row = next(r for r in report["requirements"] if r["id"] == breaks)
     c = row["counterexample"]
     assert c is not None and v.hangs in c["message"] and "did not return" in c["message"]
-    assert c["calls"], "the calls before the hang"
+    assert len(c["calls"]) > 1, "the calls before the hang"
+    assert c["calls"][-1].startswith(v.hangs) and c["calls"][-1].endswith("/* never returned */")
+    assert "did not return within" in c["observed"] and "ACL_SUCCESS" in c["allowed"]
     assert c["trace_file"] and (d / c["trace_file"]).is_file()
     reproduce = c["reproduce"]
     assert reproduce and "--acl-adapter-option" in reproduce and f"name={name}" in reproduce
@@ -249,6 +251,10 @@ def test_a_backend_with_one_hang_is_reported_and_everything_else_decided(
         ("report.html", page, html.escape(reproduce)),
     ):
         assert v.hangs in text and "did not return" in text, where
+        # the last call of the sequence (the terminal prints the failure's message, which
+        # ends with it too)
+        assert "/* never returned */;" in text or where == "terminal", where
+        assert "<- did not return" in text or where != "terminal"
         assert rep in text, where
         assert c["trace_file"] in text, where
     case = next(

@@ -286,6 +286,8 @@ class BackendTimeout(BackendCrash):
     """The call's situation (``hangs.situation``): later calls in it are declined."""
     identity: str | None = None
     """The failure identity: one hang, one identity, whichever test meets it."""
+    allowed: str | None = None
+    """What the profile allows the call to answer, in words (set by :meth:`charge`)."""
     owner: str | None = None
     """The test that met the same hang first, when another one did (it owns the
     counterexample)."""
@@ -301,6 +303,7 @@ class BackendTimeout(BackendCrash):
         profile ``allowed`` these answers) and say so in the message, for a vendor: the
         call, the limit, the spec's sentence, the calls before it."""
         self.requirement = requirement
+        self.allowed = allowed
         self.situation = situation
         self.identity = f"{requirement or 'setup'} hung at {situation}"
         profile = snapshot.profile if snapshot is not None else "spec"

@@ -28,6 +28,7 @@ from acl_conformance.conformance.session import context
 from acl_conformance.conformance.traces import trace
 from acl_conformance.conformance.traces.replay import recheck
 from acl_conformance.conformance.traces.trace import TRACE_FORMAT
+from acl_conformance.reference_impl import Violation
 from acl_conformance.reports.status import Status
 
 from . import shared
@@ -165,6 +166,9 @@ def _failure_record(
         else Status.FAIL
     )
     history: list[str] = list(getattr(failure, "history", []))
+    hang = failure if isinstance(failure, BackendTimeout) and failure.call else None
+    if hang is not None:
+        history.append(f"{hang.call} /* never returned */")
     first = (
         failure.violations[0]
         if isinstance(failure, ConformanceFailure) and failure.violations
@@ -209,8 +213,7 @@ def _failure_record(
         "same_as": same_as,
         "calls": history[-60:],
         "call_count": len(history),
-        "allowed": first.allowed if first is not None else None,
-        "observed": first.observed if first is not None else None,
+        **_allowed_and_observed(first, hang),
         "message": str(failure)[:8000],
         "trace_file": recorded_path(item.config, trace_path),
         "reproduce": reproduce_command(item).splitlines()[0],
@@ -220,6 +223,18 @@ def _failure_record(
     if status is Status.FLAKY:
         record["flake"] = _flake_entry(item, record)
     return record
+
+
+def _allowed_and_observed(
+    first: Violation | None, hang: BackendTimeout | None
+) -> dict[str, str | None]:
+    """What the profile allowed and what the backend did, in words: of the first violation
+    of a failure, or of a call that never returned."""
+    if first is not None:
+        return {"allowed": first.allowed, "observed": first.observed}
+    if hang is not None:
+        return {"allowed": hang.allowed, "observed": f"the call did not return within {hang.limit}"}
+    return {"allowed": None, "observed": None}
 
 
 def _recheck(item: pytest.Item, doc: dict[str, Any], trace_path: Path | None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from . import corner_mutants as c
 from . import flaky as f
 from . import leaky
 from . import mutants as m
+from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
 
 BOTH = ("spec", "cann")
@@ -156,6 +157,15 @@ CATALOGUE: tuple[Variant, ...] = (
         sp.deeper_than(sp.DestroyEarlyWhenDeep, 8),
         "STREAM-CALLS",
         ("cann",),
+    ),
+    # a bug in a call most tests use (pervasive_mutants.py): every other requirement is
+    # still decided, and only the default stream's fails
+    Variant(
+        "null-stream-rejected-everywhere",
+        (pv.NullStreamRejectedEverywhere.__doc__ or "").strip().replace("\n", " "),
+        pv.NullStreamRejectedEverywhere,
+        dict.fromkeys(BOTH, "STREAM-NULL-DEFAULT"),
+        breaks=("STREAM-NULL-DEFAULT",),
     ),
     Variant(
         "every-kth-copy-loses-a-byte",

@@ -100,6 +100,7 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("one-byte-too-many", m.OneByteTooMany, "EFFECT-NO-STRAY"),
     _mutant("source-off-by-one", m.SourceOffByOne, "EFFECT-BYTES"),
     _mutant("pageable-deferred", m.PageableDeferred, "PAGEABLE-BLOCKS"),
+    _mutant("pageable-skips-the-drain", m.PageableSkipsTheDrain, "PAGEABLE-DRAINS-STREAM"),
     _mutant("stream-order-broken", m.StreamOrderBroken, "STREAM-FIFO"),
     _mutant("event-wait-ignored", m.EventWaitIgnored, "STREAM-EVENT-ORDER"),
     _mutant("sync-returns-early", m.SyncReturnsEarly, "PINNED-COMPLETE-AFTER-SYNC"),
@@ -122,6 +123,13 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("count-cut-to-32-bits", c.CountCutTo32Bits, "BOUNDS-PAST-END"),
     _mutant("offset-compared-signed", c.OffsetComparedSigned, "BOUNDS-PAST-END"),
     _mutant("from-ignores-offset", c.FromIgnoresOffset, "FROMSYMBOL-BYTES"),
+    Variant(
+        "from-ignores-offset-zero-filled",
+        (c.FromIgnoresOffset.__doc__ or "").strip().replace("\n", " ")
+        + "; the variables start zero-filled (as CANN's do)",
+        lambda **kw: c.FromIgnoresOffset(**{"zero_filled": True, **kw}),
+        dict.fromkeys(BOTH, "FROMSYMBOL-BYTES"),
+    ),
     _mutant("from-async-reads-at-the-call", c.FromAsyncReadsAtTheCall, "FROMSYMBOL-BYTES"),
     _mutant("large-copy-loses-its-tail", c.LargeCopyLosesItsTail, "EFFECT-BYTES"),
     _mutant(

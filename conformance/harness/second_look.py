@@ -64,13 +64,20 @@ class SecondLook:
                 # The observer under test: does a plain read agree with the model
                 # where the asynchronous one did not?
                 return self._read_or_bytes(v, thread)
-            if v.read is not None and v.missing is not None:
-                return self._late_or_lost(v, thread)
-            if (
+            partial = (
                 v.read is not None
                 and name == "memcpy_from_symbol"
                 and not self._whole(args, v.read[1])
-            ):
+            )
+            if partial and v.missing is not None:
+                # Bytes that look missing may be a partial read that reads the wrong
+                # place: charged to the read, not to the copy or the promise behind it.
+                whole = self._lying_read(v, args, thread)
+                if whole is not None:
+                    return self._charged_to_the_read(v, whole)
+            if v.read is not None and v.missing is not None:
+                return self._late_or_lost(v, thread)
+            if partial:
                 return self._read_or_bytes(v, thread)
         except BackendCrash:
             pass  # the backend cannot take a second look: the first reading stands
@@ -97,6 +104,21 @@ class SecondLook:
         r = self._backend.raw("memcpy_from_symbol", thread, args, f"a second look: reading {var}")
         return self._backend.read_back(scratch.address, hi - lo, thread) if r.ok else None
 
+    def _lying_read(self, v: Violation, args: dict[str, Any], thread: int) -> bytes | None:
+        """A read of the whole variable, when the partial read ``v`` is wrong where the
+        variable is right: the whole read shows bytes the model allows, and the same
+        partial read made after it (a copy that ran late has landed by then) still
+        disagrees with it.  None otherwise."""
+        device, var, lo, hi = v.read  # type: ignore[misc]
+        whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
+        if whole is None or not self._model.allows(device, var, lo, whole[lo:hi]):
+            return None
+        offset, count = int(args.get("offset") or 0), int(args.get("count") or 0)
+        again = self._raw_read(thread, var, offset, offset + count)
+        if again is None or again[lo - offset : hi - offset] == whole[lo:hi]:
+            return None
+        return whole
+
     def _late_or_lost(self, v: Violation, thread: int) -> Violation:
         _device, var, lo, hi = v.read  # type: ignore[misc]
         # Every way of waiting, not only the one that may have lied: each stream the test
@@ -106,9 +128,12 @@ class SecondLook:
         self._backend.raw(
             "synchronize_device", thread, {}, "a second look: aclrtSynchronizeDevice()"
         )
-        again = self._raw_read(thread, var, lo, hi)
-        if again is None:
+        # The whole variable, sliced: what a partial read of the backend says may not be
+        # where it says (a read that lies is the read's fault, see ``_read_lies``).
+        whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
+        if whole is None:
             return v
+        again = whole[lo:hi]
         if again == v.missing:
             note = "after a second synchronisation of every stream the bytes are there: the copy ran, late"
             if v.late is None or v.late == v.requirement:
@@ -155,6 +180,13 @@ class SecondLook:
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
         if whole is None or not self._model.allows(device, var, lo, whole[lo:hi]):
             return v  # the variable's bytes are wrong, whichever way they are read
+        return self._charged_to_the_read(v, whole)
+
+    @staticmethod
+    def _charged_to_the_read(v: Violation, whole: bytes) -> Violation:
+        """``v`` charged to the read: a read of the whole variable showed ``whole``, whose
+        bytes there the model allows."""
+        _device, var, lo, hi = v.read  # type: ignore[misc]
         return dataclasses.replace(
             v,
             requirement="FROMSYMBOL-BYTES",

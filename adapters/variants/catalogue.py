@@ -29,8 +29,9 @@ class Variant:
     legal: tuple[str, ...] = ()
     """Profiles under which the behaviour is legal (the suite must pass)."""
     breaks: tuple[str, ...] = ()
-    """For a combination of bugs: every requirement they break (each must fail, and no
-    other requirement may be left failing or undecided)."""
+    """For a combination of bugs, or a bug in a call most tests use: every requirement
+    they break (each must fail, and no other requirement may be left failing or
+    undecided)."""
     flaky: bool = False
     """A bug that does not show again against a fresh backend: the requirement it breaks
     must be reported ``flaky`` (not ``fail``, not ``pass``)."""

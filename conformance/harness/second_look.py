@@ -6,7 +6,11 @@ are missing: after a second synchronisation of the device, are they there?
 Then it ran late (the promise of completion was false); else it never wrote
 them there (its effect is wrong).  A read of part of a variable that disagrees
 with the model: does a read of the whole variable show the same bytes?  If the
-whole read agrees with the model, the partial read is what is wrong.
+whole read agrees with the model, the partial read is what is wrong.  For a partial
+read whose bytes look missing that question comes first, and the same partial read
+is made again after the whole one (a late copy has landed by then), so that a read
+that lies is never charged to the copies or the promises before it.  The second look
+reads whole variables, so a read that lies about its offset does not mislead it.
 """
 
 from __future__ import annotations

@@ -72,6 +72,9 @@ def copy_to_symbol(
                     allowed="return only after every earlier task of the stream and the copy are complete",
                     observed="returned before the gate opened",
                     also=drain if was else drain[1:],
+                    early=(e.device, e.symbol.name, e.offset, base.tobytes())
+                    if base is not None
+                    else None,
                 )
             )
         else:

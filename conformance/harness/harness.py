@@ -146,6 +146,7 @@ class Harness:
             self.model,
             lambda: self.ledger.streams,
             self.null_stream_usable,
+            lambda: frozenset(g for g in self.model.gate_ids() if not self.gate_is_open(g)),
         )
         self.release_problems: list[str] = []
         """The clean-up calls at close that did not succeed (``teardown.py``)."""

@@ -24,6 +24,8 @@ from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.constants import D2H
+from acl_conformance.reference_impl.requirement_ids import PAGEABLE_BLOCKS
+from acl_conformance.reference_impl.requirement_ids import PAGEABLE_DRAINS_STREAM
 
 from .backend_calls import BackendCalls
 from .failure import BackendCrash
@@ -41,14 +43,17 @@ class SecondLook:
         model: Model,
         streams: Callable[[], list[int]],
         default_stream: bool,
+        closed_gates: Callable[[], frozenset[int]] = frozenset,
     ) -> None:
-        """``streams``: the streams the test made and still holds."""
+        """``streams``: the streams the test made and still holds; ``closed_gates``: the
+        stream gates closed now."""
         self._backend = backend
         self._scratch = scratch
         self._fixtures = fixtures
         self._model = model
         self._streams = streams
         self._default_stream = default_stream
+        self._closed_gates = closed_gates
 
     def charge(
         self, name: str, args: dict[str, Any], thread: int, violations: list[Violation]
@@ -60,6 +65,8 @@ class SecondLook:
 
     def _one(self, v: Violation, name: str, args: dict[str, Any], thread: int) -> Violation:
         try:
+            if v.early is not None:
+                return self._drained_or_not(v, thread)
             if (
                 v.read is not None
                 and v.call is not None
@@ -107,6 +114,29 @@ class SecondLook:
         )
         r = self._backend.raw("memcpy_from_symbol", thread, args, f"a second look: reading {var}")
         return self._backend.read_back(scratch.address, hi - lo, thread) if r.ok else None
+
+    def _drained_or_not(self, v: Violation, thread: int) -> Violation:
+        """A pageable copy returned while a gate ahead of it was closed: with the gate
+        still closed, are its bytes there?  Then it made its copy without draining its
+        stream (the reading ``v`` cites); if not, it did not wait for its own copy either
+        (PAGEABLE-BLOCKS).  A gate that opened meanwhile leaves both readings."""
+        _device, var, lo, data = v.early  # type: ignore[misc]
+        closed = self._closed_gates()
+        whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
+        if whole is None or not closed or not closed <= self._closed_gates():
+            return v
+        if whole[lo : lo + len(data)] == data:
+            note = "with the gate still closed its bytes are there: it copied without waiting for its stream"
+            return dataclasses.replace(v, details=[*v.details, note])
+        note = "with the gate still closed its bytes are not there either: it did not wait for its own copy"
+        if v.requirement != PAGEABLE_DRAINS_STREAM:
+            return dataclasses.replace(v, details=[*v.details, note])
+        return dataclasses.replace(
+            v,
+            requirement=PAGEABLE_BLOCKS,
+            details=[*v.details, note],
+            also=tuple(dict.fromkeys(r for r in (v.requirement, *v.also) if r != PAGEABLE_BLOCKS)),
+        )
 
     def _lying_read(self, v: Violation, args: dict[str, Any], thread: int) -> bytes | None:
         """A read of the whole variable, when the partial read ``v`` is wrong where the

@@ -107,11 +107,11 @@ def _charges(failures: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str 
         for _t, f in failures
         if f.get("status") in (Status.FAIL, Status.FLAKY) and f.get("requirement")
     ]
-    cited = {f["requirement"] for f in real}
+    anywhere = {f["requirement"] for f in real}
     clear = {
         f["requirement"]
         for f in real
-        if not any(r in cited and r != f["requirement"] for r in f.get("also") or [])
+        if not any(r in anywhere and r != f["requirement"] for r in f.get("also") or [])
     }
     out: list[str | None] = []
     for _t, f in failures:

@@ -22,6 +22,13 @@ examples per test (as tests/test_variants.py runs the legal variants).
 from __future__ import annotations
 
 import pytest
+from model_scenarios_support import PIN
+from model_scenarios_support import after
+from model_scenarios_support import copy
+from model_scenarios_support import observe
+from world import PAGEABLE
+from world import call
+from world import make_world
 
 from acl_conformance.adapters.variants import BY_NAME
 from acl_conformance.conformance.command_line import selfcheck
@@ -47,3 +54,65 @@ def test_only_what_the_bug_breaks_fails_and_the_rest_is_decided(
         f"(expected to fail: {breaks}); failing tests {r.failing_tests[:5]}; {r.detail}"
     )
     assert r.ok, r.detail
+
+
+# -- the charges, one call at a time (the model alone) ---------------------------------
+
+REFUSED = 107000  # ACL_ERROR_RT_PARAM_INVALID
+
+
+@pytest.mark.parametrize("profile", ["spec", "cann"])
+@pytest.mark.parametrize(
+    "name,args,cited",
+    [
+        ("synchronize_stream", {}, "SYNC-ERROR-REPORTING"),
+        ("stream_query", {}, "STREAM-QUERY"),
+        ("launch_gate", {}, "STREAM-NULL-DEFAULT"),
+    ],
+)
+def test_a_refusal_on_the_null_stream_names_the_default_stream(
+    profile: str, name: str, args: dict[str, int], cited: str
+) -> None:
+    w = make_world(profile)
+    (v,) = call(w.model, name, REFUSED, stream=0, **args)
+    assert v.requirement == cited
+    assert "STREAM-NULL-DEFAULT" in (v.requirement, *v.also)
+    # on a stream of its own the same refusal is the call's alone
+    if name != "launch_gate":
+        (v,) = call(w.model, name, REFUSED, stream=w.stream, **args)
+        assert "STREAM-NULL-DEFAULT" not in (v.requirement, *v.also)
+
+
+def test_event_calls_and_a_timed_sync_on_the_null_stream_name_the_default_stream() -> None:
+    """(Under spec a synchronisation with a timeout may fail with any code.)"""
+    w = make_world("cann")
+    (v,) = call(w.model, "synchronize_stream_with_timeout", REFUSED, stream=0, timeout=-1)
+    assert "STREAM-NULL-DEFAULT" in v.also
+    w.ok("create_event", outputs={"event": 0x900})
+    for name in ("record_event", "stream_wait_event"):
+        (v,) = call(w.model, name, REFUSED, event=0x900, stream=0)
+        assert "STREAM-NULL-DEFAULT" in (v.requirement, *v.also), name
+
+
+def test_a_backend_without_a_default_stream_is_not_charged_for_it() -> None:
+    w = make_world("spec", default_stream=False)
+    assert call(w.model, "synchronize_stream", REFUSED, stream=0) == []
+
+
+def test_a_pageable_copy_that_skips_the_drain_is_charged_to_the_drain() -> None:
+    w = make_world("cann")
+    w.ok("launch_gate", stream=w.stream, outputs={"gate": 3})
+    (v,) = copy(w, src=PAGEABLE)
+    assert (v.requirement, v.also) == ("PAGEABLE-DRAINS-STREAM", ("PAGEABLE-BLOCKS",))
+    assert v.early is not None  # the second look checks its bytes with the gate closed
+
+
+def test_with_the_drain_masked_a_pageable_copy_does_not_complete_its_stream() -> None:
+    """A backend known not to drain may run an earlier copy of the stream after the
+    pageable one: the earlier copy's bytes on top are then no failure of anything."""
+    w = make_world("cann")
+    w.model.masks = frozenset({"PAGEABLE-DRAINS-STREAM"})
+    assert copy(w, count=8) == []  # pinned, pending
+    assert copy(w, src=PAGEABLE, count=8) == []
+    pinned_on_top = after("g_arr256", 0, PIN[:8])
+    assert observe(w, "g_arr256", pinned_on_top) == set()

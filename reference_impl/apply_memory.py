@@ -60,24 +60,34 @@ def copy_to_symbol(
             was = e.source is not None and state.world.was_registered(
                 e.source.address + e.source_offset
             )
+            # It did not wait for its stream: it did not drain it, and may not have made
+            # its own copy before returning either (the bytes, read later, tell).
+            drain = (PAGEABLE_DRAINS_STREAM, PAGEABLE_BLOCKS)
             violations.append(
                 Violation(
-                    PINNED_REGISTERED if was else PAGEABLE_BLOCKS,
+                    PINNED_REGISTERED if was else PAGEABLE_DRAINS_STREAM,
                     f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed"
                     + (" (its source was registered once, then unregistered)" if was else ""),
                     call=call,
                     allowed="return only after every earlier task of the stream and the copy are complete",
                     observed="returned before the gate opened",
-                    also=(PAGEABLE_BLOCKS,) if was else (),
+                    also=drain if was else drain[1:],
+                    early=(e.device, e.symbol.name, e.offset, base.tobytes())
+                    if base is not None
+                    else None,
                 )
             )
         else:
             if not state.all_done(q.frontier):
                 state.tally.check(PAGEABLE_DRAINS_STREAM)
             state.complete(q.frontier, (PAGEABLE_DRAINS_STREAM, call))
-        task = state.order.enqueue(q)
+        # Its own copy, complete at its return.  In its stream, its completion says the
+        # stream's earlier tasks are complete too: only while the drain is believed (a
+        # backend known not to drain may run them after it).
+        own = q if PAGEABLE_DRAINS_STREAM not in state.masks else state.host_queue(call.thread)
+        task = state.order.enqueue(own)
         state.tally.check(PAGEABLE_BLOCKS)
-        state.complete({q.key: task.index}, (PAGEABLE_BLOCKS, call))
+        state.complete({own.key: task.index}, (PAGEABLE_BLOCKS, call))
     elif e.mode == "pinned":
         assert e.stream is not None
         task = state.order.enqueue(e.stream.queue)

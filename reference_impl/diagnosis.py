@@ -158,6 +158,20 @@ def diagnose(
             if by is not None and by is not w.call
             else ""
         )
+    elif (ran_late := _late_pinned_read(state, var, done, m)) is not None:
+        # A page-locked copy reads its source when it runs: bytes its source held only
+        # after it was known complete say that it ran after that, late.  Charged to the
+        # promise that said it was complete (a synchronisation, a query, a pageable copy
+        # that drains the stream), as a copy known complete that did not land would be.
+        cause = state.meta[ran_late.wid].done_by
+        req = cause[0] if cause is not None else PINNED_COMPLETE_AFTER_SYNC
+        by = cause[1] if cause is not None else None
+        why = (
+            f"the bytes are what the source of {ran_late.call.label} held after it was known "
+            "complete"
+            + (f" (because {by.label} returned)" if by is not None else "")
+            + ": it ran late"
+        )
     elif any(_source_now_explains(state, w, m) for w in done if w.mode == "pageable"):
         req, why = (
             PAGEABLE_SOURCE_REUSE,
@@ -295,6 +309,15 @@ def _source_now_explains(state: ModelState, w: Write, m: Mismatch) -> bool:
             held = np.frombuffer(data[x - offset : y - offset], dtype=np.uint8)
             explained[x - lo : y - lo] |= observed[x - lo : y - lo] == held
     return bool(explained.all())
+
+
+def _late_pinned_read(
+    state: ModelState, var: VarMemory, done: list[Write], m: Mismatch
+) -> Write | None:
+    """A page-locked copy known complete (overwritten since, or not) whose source, as the
+    host changed it after the call, explains the bytes: the latest such copy."""
+    known = [w for w in [*var.retired, *done] if w.mode == "pinned" and state.order.is_done(w.task)]
+    return next((w for w in reversed(known) if _source_now_explains(state, w, m)), None)
 
 
 def _rejected_explains(r: Rejected, m: Mismatch) -> bool:

@@ -90,6 +90,11 @@ class Violation:
     missing: bytes | None = None
     """For a copy known complete whose bytes are not there: the bytes it should have left
     (a second look tells a copy that ran late from one that wrote nothing there)."""
+    early: tuple[int, str, int, bytes] | None = None
+    """For a pageable copy that returned while a gate ahead of it was closed: (device,
+    variable, offset, the bytes it copies).  A second look while the gate is still closed
+    tells a copy made without draining its stream (its bytes are there) from one that
+    did not block at all (they are not)."""
     late: str | None = None
     """The requirement certainly broken if the second look finds those bytes there: the
     promise of the copy's own call (complete at its return), which came before any other."""

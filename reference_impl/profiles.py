@@ -42,6 +42,7 @@ from .runtime_checks import MUST
 from .runtime_checks import Rule
 from .runtime_checks import RuntimeCheck
 from .runtime_checks import failing_after
+from .runtime_checks import on_null_stream
 from .state import HostRange
 from .state import World
 
@@ -87,6 +88,12 @@ RULES: Mapping[str, Rule] = _merge(
 """Call name -> its rule, ``rule(profile, world, thread, **args)``; one per call of CALLS."""
 
 
+_TAKES_A_STREAM = frozenset(
+    name for name, spec in CALLS.items() if any(p.name == "stream" for p in spec.params)
+)
+"""The calls with a stream argument (NULL: the default stream)."""
+
+
 class Profile:
     """The rules shared by both profiles; subclasses decide how checks fold."""
 
@@ -104,7 +111,10 @@ class Profile:
         rule = self.rules.get(call)
         if rule is None:
             raise KeyError(f"the {self.name} profile has no rule for {call!r}")
-        return rule(self, world, thread, **args)
+        allowed = rule(self, world, thread, **args)
+        if args.get("stream") == 0 and world.caps.default_stream and call in _TAKES_A_STREAM:
+            return on_null_stream(allowed)
+        return allowed
 
     # -- folding ----------------------------------------------------------
     def fold(

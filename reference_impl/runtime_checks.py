@@ -232,6 +232,24 @@ def shadowed(allowed: AllowedAnswers, shadow: list[str]) -> AllowedAnswers:
     )
 
 
+def on_null_stream(allowed: AllowedAnswers) -> AllowedAnswers:
+    """``allowed`` for a call made on the NULL stream by a backend that declares a default
+    stream: a refusal of what had to succeed could equally be charged to
+    STREAM-NULL-DEFAULT (NULL not taken as the default stream), whatever else it breaks;
+    a refusal that breaks nothing else (the suite's own stream gate) is charged there.
+    What is allowed does not change, only what a deviation is charged to."""
+
+    def read(a: Alternative) -> Alternative:
+        if ACL_SUCCESS not in a.codes or a.requirement == STREAM_NULL_DEFAULT:
+            return a
+        if a.requirement is None:
+            return dataclasses.replace(a, requirement=STREAM_NULL_DEFAULT)
+        also = tuple(dict.fromkeys((*a.also, STREAM_NULL_DEFAULT)))
+        return dataclasses.replace(a, also=also)
+
+    return AllowedAnswers(tuple(read(a) for a in allowed.alternatives))
+
+
 def failing_after(checks: list[RuntimeCheck], profile: str) -> tuple[str, ...]:
     """What else a call that fails several checks at once puts at stake: the other checks'
     requirements, and CHECK-ORDER (which one decides the code)."""

@@ -101,14 +101,21 @@ _COUNTEREXAMPLE_KEYS = (
 
 def _charges(failures: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str | None]:
     """The requirement each failure is charged to: the one it cites, unless it names others
-    it could equally be charged to and one of those failed clearly (with no other reading)
-    elsewhere in the run; then that one."""
+    it could equally be charged to and one of those failed clearly elsewhere in the run;
+    then that one.  A requirement failed clearly when a failure cites it and none of that
+    failure's other readings is cited by any failure of the run (a pageable copy that
+    returned behind a closed gate did not drain its stream, or did not make its copy
+    either: when no failure says the copy was not made, the drain is clear)."""
+    real = [
+        f
+        for _t, f in failures
+        if f.get("status") in (Status.FAIL, Status.FLAKY) and f.get("requirement")
+    ]
+    anywhere = {f["requirement"] for f in real}
     clear = {
         f["requirement"]
-        for _t, f in failures
-        if f.get("status") in (Status.FAIL, Status.FLAKY)
-        and f.get("requirement")
-        and not f.get("also")
+        for f in real
+        if not any(r in anywhere and r != f["requirement"] for r in f.get("also") or [])
     }
     out: list[str | None] = []
     for _t, f in failures:

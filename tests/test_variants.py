@@ -28,6 +28,9 @@ from acl_conformance.reference_impl.catalogue import BY_ID
 ELSEWHERE = {
     # passes by recovery, and fails without it: tests/test_isolation_reset.py
     "stream-table-fills",
+    # a bug in a call most tests use, run whole under both profiles:
+    # tests/test_pervasive_failure.py
+    "null-stream-rejected-everywhere",
 }
 
 

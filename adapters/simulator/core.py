@@ -92,6 +92,7 @@ class SimulatorCore(Adapter):
         host_reuse: bool | str = False,
         pageable_waits: str = "stream",
         default_stream: bool | str = True,
+        zero_filled: bool | str = False,
         setup_ms: float | str | None = None,
         frees_wait: bool | str | None = None,
         host_funcs_serial: bool | str | None = None,
@@ -112,6 +113,7 @@ class SimulatorCore(Adapter):
                 "host_reuse": host_reuse,
                 "pageable_waits": pageable_waits,
                 "default_stream": default_stream,
+                "zero_filled": zero_filled,
                 "device_like": device_like,
                 # None: not given (device_like decides); the shorthand never overrides these.
                 **{
@@ -127,7 +129,7 @@ class SimulatorCore(Adapter):
             }
         )
         opts = self.options
-        self.layout = Layout(DEFAULT_FIXTURES + opts.extra_fixtures)
+        self.layout = Layout(DEFAULT_FIXTURES + opts.extra_fixtures, zero_filled=opts.zero_filled)
         self._symbols = SymbolTable(self.layout.variables)
         self._schedule = Schedule(opts.schedule, opts.seed, opts.max_delay_ms / 1000.0)
         self._snapshot_source = opts.pinned_read == "call"

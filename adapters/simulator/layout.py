@@ -15,7 +15,9 @@ table) and an offset in the device image, which every device loads.  Here:
   nobody's address;
 - the initial contents follow a fixed pattern that is never all zero:
   byte ``i`` of variable ``k`` (its index in the declaration order) is
-  ``(k*37 + i*11 + 0x5A) & 0xFF``; guard byte ``i`` is ``(i*7 + 0xA5) & 0xFF``.
+  ``(k*37 + i*11 + 0x5A) & 0xFF``; guard byte ``i`` is ``(i*7 + 0xA5) & 0xFF``;
+  with ``zero_filled`` the variables start zero-filled instead (as CANN's do), the
+  guards keep their pattern.
 """
 
 from __future__ import annotations
@@ -85,7 +87,9 @@ def guard_pattern(size: int) -> ByteArray:
 class Layout:
     """Where every variable lives, and the device image every device loads."""
 
-    def __init__(self, declarations: Sequence[tuple[str, int]]) -> None:
+    def __init__(
+        self, declarations: Sequence[tuple[str, int]], *, zero_filled: bool = False
+    ) -> None:
         names = [name for name, _ in declarations]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate fixture names in {names}")
@@ -102,10 +106,11 @@ class Layout:
             offset += size
         self.variables: tuple[Variable, ...] = tuple(variables)
         self._declarations = tuple((name, int(size)) for name, size in declarations)
+        self._zero_filled = zero_filled
 
     def image(self) -> ByteArray:
         """A fresh, writable copy of the initial device image."""
-        fresh: ByteArray = _image(self._declarations).copy()
+        fresh: ByteArray = _image(self._declarations, self._zero_filled).copy()
         return fresh
 
     def device_address(self, device: int, variable: Variable) -> int:
@@ -114,14 +119,14 @@ class Layout:
 
 
 @functools.lru_cache(maxsize=8)
-def _image(declarations: tuple[tuple[str, int], ...]) -> ByteArray:
+def _image(declarations: tuple[tuple[str, int], ...], zero_filled: bool = False) -> ByteArray:
     # Built once per set of declarations: each device load is then one copy.
     size = sum(s for _, s in declarations) + 2 * GUARD
     image = np.empty(size, dtype=np.uint8)
     image[:GUARD] = guard_pattern(GUARD)
     offset = GUARD
     for index, (_, s) in enumerate(declarations):
-        image[offset : offset + s] = pattern(index, s)
+        image[offset : offset + s] = 0 if zero_filled else pattern(index, s)
         offset += s
     image[offset:] = guard_pattern(GUARD)
     image.setflags(write=False)

@@ -53,6 +53,10 @@ class Options:
     host_funcs_serial: bool = False
     """The host functions (gates) of all streams of one device run one at a time: a closed
     gate holds the gates of every other stream of its device."""
+    zero_filled: bool = False
+    """The variables start zero-filled (as CANN's loaded image has them), instead of the
+    fixed pattern: bytes read from the wrong place then often look like contents a copy
+    left untouched."""
     pageable_staged: bool = False
     """A pageable aclrtMemcpyToSymbolAsync copies its source at the call, issues the copy
     from that copy on the stream and returns once it has run (the device gets the source as
@@ -73,6 +77,8 @@ class Options:
             parts.append(f"pageable_waits={self.pageable_waits}")
         if not self.default_stream:
             parts.append("default_stream=0")
+        if self.zero_filled:
+            parts.append("zero_filled=1")
         if self.setup_ms:
             parts.append(f"setup_ms={self.setup_ms:g}")
         for flag in ("frees_wait", "host_funcs_serial", "pageable_staged"):
@@ -174,6 +180,7 @@ def parse(raw: Mapping[str, Any]) -> Options:
             "pageable_waits", raw.get("pageable_waits", d.pageable_waits), PAGEABLE_WAITS
         ),
         default_stream=_bool("default_stream", raw.get("default_stream", d.default_stream)),
+        zero_filled=_bool("zero_filled", raw.get("zero_filled", d.zero_filled)),
         setup_ms=_float("setup_ms", raw.get("setup_ms", d.setup_ms)),
         frees_wait=_bool("frees_wait", raw.get("frees_wait", d.frees_wait)),
         host_funcs_serial=_bool(

@@ -14,6 +14,7 @@ from . import flaky as f
 from . import hang_mutants as h
 from . import leaky
 from . import mutants as m
+from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
 
 BOTH = ("spec", "cann")
@@ -29,8 +30,9 @@ class Variant:
     legal: tuple[str, ...] = ()
     """Profiles under which the behaviour is legal (the suite must pass)."""
     breaks: tuple[str, ...] = ()
-    """For a combination of bugs: every requirement they break (each must fail, and no
-    other requirement may be left failing or undecided)."""
+    """For a combination of bugs, or a bug in a call most tests use: every requirement
+    they break (each must fail, and no other requirement may be left failing or
+    undecided)."""
     flaky: bool = False
     """A bug that does not show again against a fresh backend: the requirement it breaks
     must be reported ``flaky`` (not ``fail``, not ``pass``)."""
@@ -103,6 +105,7 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("one-byte-too-many", m.OneByteTooMany, "EFFECT-NO-STRAY"),
     _mutant("source-off-by-one", m.SourceOffByOne, "EFFECT-BYTES"),
     _mutant("pageable-deferred", m.PageableDeferred, "PAGEABLE-BLOCKS"),
+    _mutant("pageable-skips-the-drain", m.PageableSkipsTheDrain, "PAGEABLE-DRAINS-STREAM"),
     _mutant("stream-order-broken", m.StreamOrderBroken, "STREAM-FIFO"),
     _mutant("event-wait-ignored", m.EventWaitIgnored, "STREAM-EVENT-ORDER"),
     _mutant("sync-returns-early", m.SyncReturnsEarly, "PINNED-COMPLETE-AFTER-SYNC"),
@@ -125,6 +128,13 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("count-cut-to-32-bits", c.CountCutTo32Bits, "BOUNDS-PAST-END"),
     _mutant("offset-compared-signed", c.OffsetComparedSigned, "BOUNDS-PAST-END"),
     _mutant("from-ignores-offset", c.FromIgnoresOffset, "FROMSYMBOL-BYTES"),
+    Variant(
+        "from-ignores-offset-zero-filled",
+        (c.FromIgnoresOffset.__doc__ or "").strip().replace("\n", " ")
+        + "; the variables start zero-filled (as CANN's do)",
+        lambda **kw: c.FromIgnoresOffset(**{"zero_filled": True, **kw}),
+        dict.fromkeys(BOTH, "FROMSYMBOL-BYTES"),
+    ),
     _mutant("from-async-reads-at-the-call", c.FromAsyncReadsAtTheCall, "FROMSYMBOL-BYTES"),
     _mutant("large-copy-loses-its-tail", c.LargeCopyLosesItsTail, "EFFECT-BYTES"),
     _mutant(
@@ -175,6 +185,15 @@ CATALOGUE: tuple[Variant, ...] = (
         h.EventSyncHangsAfterStreamRecord,
         dict.fromkeys(BOTH, _SYNC),
         hangs="aclrtSynchronizeEvent",
+    ),
+    # a bug in a call most tests use (pervasive_mutants.py): every other requirement is
+    # still decided, and only the default stream's fails
+    Variant(
+        "null-stream-rejected-everywhere",
+        (pv.NullStreamRejectedEverywhere.__doc__ or "").strip().replace("\n", " "),
+        pv.NullStreamRejectedEverywhere,
+        dict.fromkeys(BOTH, "STREAM-NULL-DEFAULT"),
+        breaks=("STREAM-NULL-DEFAULT",),
     ),
     Variant(
         "every-kth-copy-loses-a-byte",

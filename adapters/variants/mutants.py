@@ -32,6 +32,7 @@ from .mutants_bounds import RejectedStillEnqueues
 from .mutants_bounds import SourceOffByOne
 from .mutants_ordering import EventWaitIgnored
 from .mutants_ordering import PageableDeferred
+from .mutants_ordering import PageableSkipsTheDrain
 from .mutants_ordering import PinnedBlocks
 from .mutants_ordering import QueryAlwaysComplete
 from .mutants_ordering import RegisteredIsPageable
@@ -62,6 +63,7 @@ __all__ = [
     "OverflowIsInvalidParam",
     "OverflowWraps",
     "PageableDeferred",
+    "PageableSkipsTheDrain",
     "PinnedBlocks",
     "QueryAlwaysComplete",
     "RegisteredIsPageable",

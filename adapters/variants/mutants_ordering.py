@@ -19,6 +19,20 @@ from acl_conformance.reference_impl.constants import StreamStatus
 from .mutant_base import MutantBase
 
 
+class PageableSkipsTheDrain(MutantBase):
+    """A pageable copy is made at the call, complete at its return as it must be, but
+    without waiting for the earlier tasks of its stream first (the stream is not
+    drained): an earlier copy of the stream may land after it."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        _code, strm, _ctx = self._stream(stream)
+        if count and src and strm is not None and self._pageable(src):
+            return super().memcpy_to_symbol(symbol, src, count, offset, kind)
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
 class PageableDeferred(MutantBase):
     """A pageable copy is not made at the call but at the next synchronisation of its stream
     or device (reading the source then); it does wait for its stream first."""

@@ -55,6 +55,7 @@ from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.evidence import Tally
 from acl_conformance.reference_impl.record import CallRecord
+from acl_conformance.reference_impl.requirement_ids import STREAM_NULL_DEFAULT
 
 from . import teardown
 from .backend_calls import CALL_TIMEOUT_SECONDS
@@ -159,7 +160,8 @@ class Harness:
             self.fixtures,
             self.model,
             lambda: self.ledger.streams,
-            self.caps.default_stream,
+            self.null_stream_usable,
+            lambda: frozenset(g for g in self.model.gate_ids() if not self.gate_is_open(g)),
         )
         self.release_problems: list[str] = []
         """The clean-up calls at close that did not succeed (``teardown.py``)."""
@@ -412,10 +414,19 @@ class Harness:
         return self.backend.read_back(buf.at(offset), n, self.thread_no())
 
     # -- streams and gates -------------------------------------------------------
+    @property
+    def null_stream_usable(self) -> bool:
+        """May a step use NULL as a stream?  Only when the backend declares a default stream
+        and the run has not found NULL broken: once STREAM-NULL-DEFAULT failed (it is masked),
+        a step that does not care which stream it uses takes a stream of its own, so that
+        the other requirements are decided on their own evidence."""
+        return self.caps.default_stream and STREAM_NULL_DEFAULT not in self.model.masks
+
     def any_stream(self) -> int:
         """A stream for a test that does not care which: NULL (the default stream) when the
-        backend has one, else a stream of the current device made for the purpose."""
-        if self.caps.default_stream:
+        backend has one that works (``null_stream_usable``), else a stream of the current
+        device made for the purpose."""
+        if self.null_stream_usable:
             return 0
         device = self.current_device()
         s = self._any_streams.get(device)

@@ -6,7 +6,11 @@ are missing: after a second synchronisation of the device, are they there?
 Then it ran late (the promise of completion was false); else it never wrote
 them there (its effect is wrong).  A read of part of a variable that disagrees
 with the model: does a read of the whole variable show the same bytes?  If the
-whole read agrees with the model, the partial read is what is wrong.
+whole read agrees with the model, the partial read is what is wrong.  For a partial
+read whose bytes look missing that question comes first, and the same partial read
+is made again after the whole one (a late copy has landed by then), so that a read
+that lies is never charged to the copies or the promises before it.  The second look
+reads whole variables, so a read that lies about its offset does not mislead it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.constants import D2H
+from acl_conformance.reference_impl.requirement_ids import PAGEABLE_BLOCKS
+from acl_conformance.reference_impl.requirement_ids import PAGEABLE_DRAINS_STREAM
 
 from .backend_calls import BackendCalls
 from .failure import BackendCrash
@@ -37,14 +43,17 @@ class SecondLook:
         model: Model,
         streams: Callable[[], list[int]],
         default_stream: bool,
+        closed_gates: Callable[[], frozenset[int]] = frozenset,
     ) -> None:
-        """``streams``: the streams the test made and still holds."""
+        """``streams``: the streams the test made and still holds; ``closed_gates``: the
+        stream gates closed now."""
         self._backend = backend
         self._scratch = scratch
         self._fixtures = fixtures
         self._model = model
         self._streams = streams
         self._default_stream = default_stream
+        self._closed_gates = closed_gates
 
     def charge(
         self, name: str, args: dict[str, Any], thread: int, violations: list[Violation]
@@ -56,6 +65,8 @@ class SecondLook:
 
     def _one(self, v: Violation, name: str, args: dict[str, Any], thread: int) -> Violation:
         try:
+            if v.early is not None:
+                return self._drained_or_not(v, thread)
             if (
                 v.read is not None
                 and v.call is not None
@@ -64,13 +75,20 @@ class SecondLook:
                 # The observer under test: does a plain read agree with the model
                 # where the asynchronous one did not?
                 return self._read_or_bytes(v, thread)
-            if v.read is not None and v.missing is not None:
-                return self._late_or_lost(v, thread)
-            if (
+            partial = (
                 v.read is not None
                 and name == "memcpy_from_symbol"
                 and not self._whole(args, v.read[1])
-            ):
+            )
+            if partial and v.missing is not None:
+                # Bytes that look missing may be a partial read that reads the wrong
+                # place: charged to the read, not to the copy or the promise behind it.
+                whole = self._lying_read(v, args, thread)
+                if whole is not None:
+                    return self._charged_to_the_read(v, whole)
+            if v.read is not None and v.missing is not None:
+                return self._late_or_lost(v, thread)
+            if partial:
                 return self._read_or_bytes(v, thread)
         except BackendCrash:
             pass  # the backend cannot take a second look: the first reading stands
@@ -97,6 +115,44 @@ class SecondLook:
         r = self._backend.raw("memcpy_from_symbol", thread, args, f"a second look: reading {var}")
         return self._backend.read_back(scratch.address, hi - lo, thread) if r.ok else None
 
+    def _drained_or_not(self, v: Violation, thread: int) -> Violation:
+        """A pageable copy returned while a gate ahead of it was closed: with the gate
+        still closed, are its bytes there?  Then it made its copy without draining its
+        stream (the reading ``v`` cites); if not, it did not wait for its own copy either
+        (PAGEABLE-BLOCKS).  A gate that opened meanwhile leaves both readings."""
+        _device, var, lo, data = v.early  # type: ignore[misc]
+        closed = self._closed_gates()
+        whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
+        if whole is None or not closed or not closed <= self._closed_gates():
+            return v
+        if whole[lo : lo + len(data)] == data:
+            note = "with the gate still closed its bytes are there: it copied without waiting for its stream"
+            return dataclasses.replace(v, details=[*v.details, note])
+        note = "with the gate still closed its bytes are not there either: it did not wait for its own copy"
+        if v.requirement != PAGEABLE_DRAINS_STREAM:
+            return dataclasses.replace(v, details=[*v.details, note])
+        return dataclasses.replace(
+            v,
+            requirement=PAGEABLE_BLOCKS,
+            details=[*v.details, note],
+            also=tuple(dict.fromkeys(r for r in (v.requirement, *v.also) if r != PAGEABLE_BLOCKS)),
+        )
+
+    def _lying_read(self, v: Violation, args: dict[str, Any], thread: int) -> bytes | None:
+        """A read of the whole variable, when the partial read ``v`` is wrong where the
+        variable is right: the whole read shows bytes the model allows, and the same
+        partial read made after it (a copy that ran late has landed by then) still
+        disagrees with it.  None otherwise."""
+        device, var, lo, hi = v.read  # type: ignore[misc]
+        whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
+        if whole is None or not self._model.allows(device, var, lo, whole[lo:hi]):
+            return None
+        offset, count = int(args.get("offset") or 0), int(args.get("count") or 0)
+        again = self._raw_read(thread, var, offset, offset + count)
+        if again is None or again[lo - offset : hi - offset] == whole[lo:hi]:
+            return None
+        return whole
+
     def _late_or_lost(self, v: Violation, thread: int) -> Violation:
         _device, var, lo, hi = v.read  # type: ignore[misc]
         # Every way of waiting, not only the one that may have lied: each stream the test
@@ -108,9 +164,12 @@ class SecondLook:
             self._backend.raw(
                 "synchronize_device", thread, {}, "a second look: aclrtSynchronizeDevice()"
             )
-        again = self._raw_read(thread, var, lo, hi)
-        if again is None:
+        # The whole variable, sliced: what a partial read of the backend says may not be
+        # where it says (a read that lies is the read's fault, see ``_read_lies``).
+        whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
+        if whole is None:
             return v
+        again = whole[lo:hi]
         if again == v.missing:
             note = "after a second synchronisation of every stream the bytes are there: the copy ran, late"
             if v.late is None or v.late == v.requirement:
@@ -157,6 +216,13 @@ class SecondLook:
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
         if whole is None or not self._model.allows(device, var, lo, whole[lo:hi]):
             return v  # the variable's bytes are wrong, whichever way they are read
+        return self._charged_to_the_read(v, whole)
+
+    @staticmethod
+    def _charged_to_the_read(v: Violation, whole: bytes) -> Violation:
+        """``v`` charged to the read: a read of the whole variable showed ``whole``, whose
+        bytes there the model allows."""
+        _device, var, lo, hi = v.read  # type: ignore[misc]
         return dataclasses.replace(
             v,
             requirement="FROMSYMBOL-BYTES",

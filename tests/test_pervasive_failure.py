@@ -1,0 +1,118 @@
+"""A bug in a call most tests use, and bugs that other requirements observe (issue 21,
+item 2): the whole suite runs against the backend, as a vendor runs it, and exactly the
+requirements the bug breaks fail; every other requirement is decided (none ``unknown``),
+none is charged as a bystander.
+
+- ``null-stream-rejected-everywhere``: every call that takes a stream rejects NULL.  Most
+  tests copy on the NULL stream or synchronise it; once STREAM-NULL-DEFAULT has failed,
+  the steps that do not care which stream they use take a stream of their own, and a
+  refusal on NULL is charged to STREAM-NULL-DEFAULT whatever call it was (a sync, a query,
+  an event, a read), not to the sync's, query's, event's or read's own requirement.
+- ``from-ignores-offset-zero-filled``: a read that lies (aclrtMemcpyFromSymbol ignores its
+  offset) on a backend whose variables start zero-filled, as CANN's do, so that the wrong
+  bytes look like a copy that did not land: charged to the read only.
+- ``pageable-skips-the-drain``: a pageable copy that does not drain its stream: charged to
+  the drain only, not to the pageable call's blocking, nor, with several host threads, to
+  CONCURRENCY-THREADS.
+
+Each run is the whole suite with a quarter of the standard Hypothesis settings profile's
+examples per test (as tests/test_variants.py runs the legal variants).
+"""
+
+from __future__ import annotations
+
+import pytest
+from model_scenarios_support import PIN
+from model_scenarios_support import after
+from model_scenarios_support import copy
+from model_scenarios_support import observe
+from world import PAGEABLE
+from world import call
+from world import make_world
+
+from acl_conformance.adapters.variants import BY_NAME
+from acl_conformance.conformance.command_line import selfcheck
+
+CASES = [
+    ("null-stream-rejected-everywhere", "spec", ["STREAM-NULL-DEFAULT"]),
+    ("null-stream-rejected-everywhere", "cann", ["STREAM-NULL-DEFAULT"]),
+    ("from-ignores-offset-zero-filled", "spec", ["FROMSYMBOL-BYTES"]),
+    ("pageable-skips-the-drain", "cann", ["PAGEABLE-DRAINS-STREAM"]),
+]
+
+
+@pytest.mark.parametrize("name,profile,breaks", CASES, ids=[f"{n}-{p}" for n, p, _ in CASES])
+def test_only_what_the_bug_breaks_fails_and_the_rest_is_decided(
+    name: str, profile: str, breaks: list[str]
+) -> None:
+    v = BY_NAME[name]
+    assert v.is_mutant(profile) and v.catches[profile] == breaks[0]
+    r = selfcheck.check(v, profile, timeout=600, examples=25)
+    assert r.result in ("caught", "survived"), r.detail  # the run finished
+    assert r.failed_requirements == sorted(breaks), (
+        f"{name} under {profile}: requirements not passing {r.failed_requirements} "
+        f"(expected to fail: {breaks}); failing tests {r.failing_tests[:5]}; {r.detail}"
+    )
+    assert r.ok, r.detail
+
+
+# -- the charges, one call at a time (the model alone) ---------------------------------
+
+REFUSED = 107000  # ACL_ERROR_RT_PARAM_INVALID
+
+
+@pytest.mark.parametrize("profile", ["spec", "cann"])
+@pytest.mark.parametrize(
+    "name,args,cited",
+    [
+        ("synchronize_stream", {}, "SYNC-ERROR-REPORTING"),
+        ("stream_query", {}, "STREAM-QUERY"),
+        ("launch_gate", {}, "STREAM-NULL-DEFAULT"),
+    ],
+)
+def test_a_refusal_on_the_null_stream_names_the_default_stream(
+    profile: str, name: str, args: dict[str, int], cited: str
+) -> None:
+    w = make_world(profile)
+    (v,) = call(w.model, name, REFUSED, stream=0, **args)
+    assert v.requirement == cited
+    assert "STREAM-NULL-DEFAULT" in (v.requirement, *v.also)
+    # on a stream of its own the same refusal is the call's alone
+    if name != "launch_gate":
+        (v,) = call(w.model, name, REFUSED, stream=w.stream, **args)
+        assert "STREAM-NULL-DEFAULT" not in (v.requirement, *v.also)
+
+
+def test_event_calls_and_a_timed_sync_on_the_null_stream_name_the_default_stream() -> None:
+    """(Under spec a synchronisation with a timeout may fail with any code.)"""
+    w = make_world("cann")
+    (v,) = call(w.model, "synchronize_stream_with_timeout", REFUSED, stream=0, timeout=-1)
+    assert "STREAM-NULL-DEFAULT" in v.also
+    w.ok("create_event", outputs={"event": 0x900})
+    for name in ("record_event", "stream_wait_event"):
+        (v,) = call(w.model, name, REFUSED, event=0x900, stream=0)
+        assert "STREAM-NULL-DEFAULT" in (v.requirement, *v.also), name
+
+
+def test_a_backend_without_a_default_stream_is_not_charged_for_it() -> None:
+    w = make_world("spec", default_stream=False)
+    assert call(w.model, "synchronize_stream", REFUSED, stream=0) == []
+
+
+def test_a_pageable_copy_that_skips_the_drain_is_charged_to_the_drain() -> None:
+    w = make_world("cann")
+    w.ok("launch_gate", stream=w.stream, outputs={"gate": 3})
+    (v,) = copy(w, src=PAGEABLE)
+    assert (v.requirement, v.also) == ("PAGEABLE-DRAINS-STREAM", ("PAGEABLE-BLOCKS",))
+    assert v.early is not None  # the second look checks its bytes with the gate closed
+
+
+def test_with_the_drain_masked_a_pageable_copy_does_not_complete_its_stream() -> None:
+    """A backend known not to drain may run an earlier copy of the stream after the
+    pageable one: the earlier copy's bytes on top are then no failure of anything."""
+    w = make_world("cann")
+    w.model.masks = frozenset({"PAGEABLE-DRAINS-STREAM"})
+    assert copy(w, count=8) == []  # pinned, pending
+    assert copy(w, src=PAGEABLE, count=8) == []
+    pinned_on_top = after("g_arr256", 0, PIN[:8])
+    assert observe(w, "g_arr256", pinned_on_top) == set()

@@ -22,8 +22,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
-import sysconfig
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from dataclasses import field
@@ -32,6 +30,7 @@ from typing import Any
 
 import pytest
 import yaml_subset
+from outer_venv import outer_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "ci"
@@ -325,18 +324,7 @@ def ci_python(tmp_path: Path) -> Path:
     if importlib.util.find_spec("setuptools") is None or importlib.util.find_spec("pip") is None:
         pytest.skip("pip and setuptools are needed to install the suite offline")
     env_dir = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
-    python = env_dir / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    here = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
-    lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in sorted(here))
-    (Path(purelib) / "_outer_environment.pth").write_text(lines)
-    return env_dir / "bin"
+    return outer_venv(env_dir).parent
 
 
 def _offline(env: dict[str, str]) -> dict[str, str]:

@@ -12,10 +12,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+from outer_venv import outer_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "examples" / "template-adapter"
@@ -42,17 +42,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = base / "template-adapter"
     shutil.copytree(TEMPLATE, src, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     env_dir = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
-    python = env_dir / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    here = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
-    lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in sorted(here))
-    (Path(purelib) / "_outer_environment.pth").write_text(lines)
+    python = outer_venv(env_dir)
     done = subprocess.run(
         [str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", str(src)],
         capture_output=True,

@@ -160,6 +160,9 @@ def test_three_merged_shards_are_the_unsharded_run(
     assert merged["run"]["shards"]["count"] == 3
     assert "Merged from 3 shards" in (runs / "merged" / "report.md").read_text()
     assert "Merged from 3 shards" in (runs / "merged" / "report.html").read_text()
+    # The merged results.json is kept: the --durations file of the next sharded run.
+    merged_times = shards.load_durations(runs / "merged" / "results.json")
+    assert set(merged_times) == set(shards.load_durations(runs / "whole" / "results.json"))
 
     # The tests: the shards' are disjoint, and together those of the unsharded run.
     whole_tests = {r["suite_id"]: r for r in _json(runs / "whole" / "results.json")["results"]}
@@ -304,3 +307,43 @@ def test_shards_balanced_by_durations_are_the_tests_of_the_run(
         (r["id"], r["status"]) for r in alone["requirements"]
     ]
     capsys.readouterr()
+
+
+# -- the CI examples -------------------------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ci"
+
+
+def test_the_github_example_runs_each_shard_of_its_matrix_and_merges_them_all() -> None:
+    import yaml_subset
+
+    doc = yaml_subset.load((EXAMPLES / "github-actions-shards.yml").read_text())
+    shard, merge = doc["jobs"]["shard"], doc["jobs"]["merge"]
+    ks = shard["strategy"]["matrix"]["shard"]
+    assert shard["strategy"]["fail-fast"] is False or shard["strategy"]["fail-fast"] == "false"
+    run = " ".join(s.get("run", "") for s in shard["steps"])
+    assert f"--shard ${{{{ matrix.shard }}}}/{len(ks)}" in run and ks == list(range(1, len(ks) + 1))
+    assert merge["needs"] == "shard" and merge["if"] == "always()"
+    steps = " ".join(s.get("run", "") for s in merge["steps"])
+    assert "acl-conformance report shards/*/results.json" in steps
+    uploads = [s["with"] for s in shard["steps"] if "upload-artifact" in s.get("uses", "")]
+    downloads = [s["with"] for s in merge["steps"] if "download-artifact" in s.get("uses", "")]
+    assert "results.json" in uploads[0]["path"] and "traces/" in uploads[0]["path"]
+    assert uploads[0]["name"].startswith(downloads[0]["pattern"].rstrip("*"))
+
+
+def test_the_gitlab_example_runs_each_parallel_shard_and_merges_them_all() -> None:
+    import yaml_subset
+
+    doc = yaml_subset.load((EXAMPLES / "gitlab-ci-shards.yml").read_text())
+    shard, merge = doc["acl-conformance-shards"], doc["acl-conformance"]
+    assert shard["parallel"] >= 2
+    script = " ".join(shard["script"])
+    assert '--shard "$CI_NODE_INDEX/$CI_NODE_TOTAL"' in script
+    assert (
+        '--report-dir "shards/$CI_NODE_INDEX"' in script
+        and "shards/" in shard["artifacts"]["paths"]
+    )
+    assert merge["needs"] == ["acl-conformance-shards"] and merge["when"] == "always"
+    assert any("acl-conformance report shards/*/results.json" in line for line in merge["script"])
+    assert merge["artifacts"]["reports"]["junit"] == "acl-conformance-report/junit.xml"

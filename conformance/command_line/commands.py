@@ -273,7 +273,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             results = shards.merge(docs)
         except shards.ShardError as exc:
             raise runner.RunError(str(exc)) from None
-    names = ("report.json", "report.md", "report.html", "junit.xml")
+    names: tuple[str, ...] = ("report.json", "report.md", "report.html", "junit.xml")
     try:
         where = staging.prepare(out)
     except staging.ReportDirError as exc:
@@ -290,6 +290,11 @@ def cmd_report(args: argparse.Namespace) -> int:
                 f"file ({exc!r})"
             ) from None
         reports.write(report, where)
+        if len(docs) > 1:
+            # The merged run's results (its trace files named from the report folder): a
+            # --durations file for the next sharded run.
+            (where / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+            names = (*names, "results.json")
         staging.commit(where, out, names)
     except staging.ReportDirError as exc:
         raise runner.RunError(str(exc)) from None

@@ -240,14 +240,14 @@ def _merged(docs: list[Mapping[str, Any]]) -> dict[str, Any]:
     out["duration_s"] = max(float(d.get("duration_s") or 0.0) for d in docs)
     out["started"] = min(str(d.get("started") or "") for d in docs) or first.get("started")
     out["workers"] = sum(int(d.get("workers") or 0) for d in docs)
-    statuses = [d.get("exitstatus") for d in docs if d.get("exitstatus") is not None]
+    statuses = [int(d["exitstatus"]) for d in docs if d.get("exitstatus") is not None]
     out["exitstatus"] = max(statuses) if statuses else None
     for d in docs:
         if d.get("backend_version") and not out.get("backend_version"):
             out["backend_version"] = d["backend_version"]
         if d.get("capabilities") and not out.get("capabilities"):
             out["capabilities"] = d["capabilities"]
-    parts = [d.get("instances") for d in docs if isinstance(d.get("instances"), dict)]
+    parts = [d["instances"] for d in docs if isinstance(d.get("instances"), dict)]
     if parts:
         out["instances"] = merge_instances(parts)
     stopped = [

@@ -82,6 +82,49 @@ def test_a_malformed_shard_is_refused(text: str) -> None:
         shards.parse(text)
 
 
+def _doc(k: int, n: int, tests: list[str], **more: Any) -> dict[str, Any]:
+    """A shard's results document, as far as the merge reads it."""
+    return {
+        "schema": "acl-conformance-results/3",
+        "adapter": "sim",
+        "profile": "spec",
+        "seed": 1,
+        "selected": [],
+        "duration_s": 10.0 * k,
+        "shard": {"index": k, "count": n, "digest": "d", "durations": None, "options": {}},
+        "results": [{"suite_id": t, "requirements": ["R"], "status": "pass"} for t in tests],
+        **more,
+    }
+
+
+def test_the_merge_is_every_shards_tests_in_the_order_of_their_index() -> None:
+    merged = shards.merge([("b", _doc(2, 2, ["y"])), ("a", _doc(1, 2, ["x", "z"]))])
+    assert [r["suite_id"] for r in merged["results"]] == ["x", "z", "y"]
+    assert merged["shards"]["count"] == 2 and merged["shard"] is None
+    assert merged["duration_s"] == 20.0  # side by side: the slowest shard
+    assert merged["interrupted"] is None
+
+
+def test_a_stopped_shard_makes_the_merged_run_stopped_with_what_each_was_to_run() -> None:
+    stopped = _doc(2, 2, ["y"], interrupted="SIGTERM after 3 s")
+    stopped["collected"] = [{"suite_id": t, "requirements": ["R"]} for t in ("y", "w")]
+    merged = shards.merge([("a", _doc(1, 2, ["x"])), ("b", stopped)])
+    assert merged["interrupted"] == "shard 2/2: SIGTERM after 3 s"
+    assert [t["suite_id"] for t in merged["collected"]] == ["x", "y", "w"]
+
+
+def test_a_test_in_two_shards_is_refused() -> None:
+    with pytest.raises(shards.ShardError, match="in two shards"):
+        shards.merge([("a", _doc(1, 2, ["x"])), ("b", _doc(2, 2, ["x"]))])
+
+
+def test_the_requirements_selected_in_another_order_are_the_same_run() -> None:
+    a, b = _doc(1, 2, ["x"], selected=["A", "B"]), _doc(2, 2, ["y"], selected=["B", "A"])
+    assert shards.merge([("a", a), ("b", b)])["shards"]["count"] == 2
+    with pytest.raises(shards.ShardError, match="another --requirement"):
+        shards.merge([("a", a), ("b", _doc(2, 2, ["y"], selected=["A"]))])
+
+
 # -- the command line ------------------------------------------------------------------------
 
 
@@ -117,13 +160,18 @@ def test_conformance_mode_allows_shards_and_still_locks_the_rest() -> None:
 # -- three shards against the unsharded run -------------------------------------------------
 
 
+NARROW = [*RUN, "--requirement", "BOUNDS-PAST-END", "--requirement", "KIND-OUT-OF-ENUM"]
+"""A short run (two requirements' tests), for what needs real shards but not the suite."""
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One unsharded run (``whole``) and three shards of it (``s1``..``s3``), one seed."""
+    """A short run unsharded (``whole``) and in three shards (``s1``..``s3``), one seed."""
     d = tmp_path_factory.mktemp("shards")
-    assert cli.main(["run", *RUN, "--report-dir", str(d / "whole")]) == 0
+    assert cli.main(["run", *NARROW, "--report-dir", str(d / "whole")]) == 0
     for k in (1, 2, 3):
-        assert cli.main(["run", *RUN, "--shard", f"{k}/3", "--report-dir", str(d / f"s{k}")]) == 0
+        rc = cli.main(["run", *NARROW, "--shard", f"{k}/3", "--report-dir", str(d / f"s{k}")])
+        assert rc == 0
     return d
 
 
@@ -145,8 +193,15 @@ def _merge(
 
 
 def test_three_merged_shards_are_the_unsharded_run(
-    runs: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The whole suite, once unsharded and once in three shards, one seed."""
+    runs = tmp_path
+    assert cli.main(["run", *RUN, "--report-dir", str(runs / "whole")]) == 0
+    for k in (1, 2, 3):
+        rc = cli.main(["run", *RUN, "--shard", f"{k}/3", "--report-dir", str(runs / f"s{k}")])
+        assert rc == 0  # a shard that found no failure
+    capsys.readouterr()
     assert _merge(runs, "merged", "s3", "s1", "s2") == 0  # in any order
     assert "Merged from 3 shards" in capsys.readouterr().out
     whole = _json(runs / "whole" / "report.json")
@@ -160,6 +215,11 @@ def test_three_merged_shards_are_the_unsharded_run(
     assert merged["run"]["shards"]["count"] == 3
     assert "Merged from 3 shards" in (runs / "merged" / "report.md").read_text()
     assert "Merged from 3 shards" in (runs / "merged" / "report.html").read_text()
+    jsonschema = pytest.importorskip("jsonschema")
+    from acl_conformance import reports
+
+    jsonschema.validate(merged, reports.schema())
+    jsonschema.validate(_json(runs / "s1" / "report.json"), reports.schema())
     # The merged results.json is kept: the --durations file of the next sharded run.
     merged_times = shards.load_durations(runs / "merged" / "results.json")
     assert set(merged_times) == set(shards.load_durations(runs / "whole" / "results.json"))
@@ -193,6 +253,14 @@ def test_three_merged_shards_are_the_unsharded_run(
         # differing from the unsharded run's by what their runs differed.
         drift = sum(checks(shard_tests[i]) - checks(whole_tests[i]) for i in varying)
         assert row_m["checks"] == row_w["checks"] + drift, rid
+
+    # One shard alone: its rows are the requirements of its tests, and it has no verdict.
+    report = _json(runs / "s1" / "report.json")
+    assert report["run"]["shard"] == {"index": 1, "count": 3}
+    assert report["verdict"] == "not conformant"
+    assert any("only shard 1/3" in r for r in report["verdict_reasons"])
+    whole = {r["id"] for r in _json(runs / "whole" / "report.json")["requirements"]}
+    assert {r["id"] for r in report["requirements"]} < whole  # the requirements of its tests
 
 
 def test_a_missing_shard_is_one_line_and_exit_2(
@@ -263,29 +331,18 @@ def test_another_number_of_shards_or_an_unsharded_run_is_refused(
     )
 
 
-def test_one_shard_alone_has_no_verdict(runs: Path) -> None:
-    report = _json(runs / "s1" / "report.json")
-    assert report["run"]["shard"] == {"index": 1, "count": 3}
-    assert report["verdict"] == "not conformant"
-    assert any("only shard 1/3" in r for r in report["verdict_reasons"])
-    whole = {r["id"] for r in _json(runs / "whole" / "report.json")["requirements"]}
-    assert {r["id"] for r in report["requirements"]} < whole  # the requirements of its tests
-
-
 def test_shards_balanced_by_durations_are_the_tests_of_the_run(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The plugin partitions by the durations file too: two shards of a narrowed run,
-    balanced by the unsharded run's times, are its tests, each once; the merged report
-    equals the narrowed unsharded one."""
+    """The plugin partitions by the durations file too: two shards of the short run,
+    balanced by its unsharded run's times, are its tests, each once; the merged report
+    equals the unsharded one."""
     durations = str(runs / "whole" / "results.json")
-    narrow = [*RUN, "--requirement", "BOUNDS-PAST-END", "--requirement", "KIND-OUT-OF-ENUM"]
-    assert cli.main(["run", *narrow, "--report-dir", str(runs / "n")]) == 0
     for k in (1, 2):
         rc = cli.main(
             [
                 "run",
-                *narrow,
+                *NARROW,
                 "--shard",
                 f"{k}/2",
                 "--durations",
@@ -298,11 +355,11 @@ def test_shards_balanced_by_durations_are_the_tests_of_the_run(
     ids = [
         {r["suite_id"] for r in _json(runs / n / "results.json")["results"]} for n in ["n1", "n2"]
     ]
-    whole = {r["suite_id"] for r in _json(runs / "n" / "results.json")["results"]}
+    whole = {r["suite_id"] for r in _json(runs / "whole" / "results.json")["results"]}
     assert ids[0] and ids[1] and not ids[0] & ids[1] and ids[0] | ids[1] == whole
     assert _json(runs / "n1" / "results.json")["shard"]["durations"] is not None
     assert _merge(runs, "nm", "n1", "n2") == 0
-    merged, alone = (_json(runs / n / "report.json") for n in ("nm", "n"))
+    merged, alone = (_json(runs / n / "report.json") for n in ("nm", "whole"))
     assert [(r["id"], r["status"]) for r in merged["requirements"]] == [
         (r["id"], r["status"]) for r in alone["requirements"]
     ]

@@ -173,6 +173,8 @@ def _entries(doc: Mapping[str, Any], key: str) -> Any:
 
 
 def _value(doc: Mapping[str, Any], key: str) -> Any:
+    if key == "selected":
+        return sorted(doc.get(key) or [])  # --requirement A --requirement B is B A
     return _entries(doc, key) if key in ("expectations", "flakes") else doc.get(key)
 
 

@@ -21,6 +21,7 @@ from . import markdown
 from . import upgrade
 from .evidence_text import instances_text
 from .evidence_text import interrupted_text
+from .evidence_text import shards_text
 
 SCHEMA_VERSION = "4.0"
 SCHEMA_FILE = "report-4.schema.json"
@@ -44,7 +45,10 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
     rows = aggregate.requirement_rows(results)
     gate = aggregate.gate(results, rows)
     interrupted = results.get("interrupted") or None
-    verdict, reasons = aggregate.verdict(rows, interrupted)
+    shard = results.get("shard") or None
+    verdict, reasons = aggregate.verdict(
+        rows, interrupted, f"{shard['index']}/{shard['count']}" if shard else None
+    )
     caps = results.get("capabilities") or {}
     seed = results.get("seed")
     return {
@@ -75,6 +79,8 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
             "interrupted": interrupted,
             "instances": results.get("instances"),
             "tests_collected": _collected(results),
+            "shard": {"index": shard["index"], "count": shard["count"]} if shard else None,
+            "shards": _shards(results),
         },
         "summary": aggregate.summary(rows),
         "requirements": rows,
@@ -92,6 +98,14 @@ def _collected(results: dict[str, Any]) -> int | None:
     """How many tests the run was to run (known when it was stopped, and had collected)."""
     collected = results.get("collected")
     return len(collected) if isinstance(collected, list) else None
+
+
+def _shards(results: dict[str, Any]) -> dict[str, Any] | None:
+    """Of a report merged from shards: how many, and how many tests they had in all."""
+    merged = results.get("shards")
+    if not isinstance(merged, dict):
+        return None
+    return {"count": merged.get("count"), "tests_collected": merged.get("collected")}
 
 
 def write(report: dict[str, Any], out_dir: Path) -> list[Path]:
@@ -118,5 +132,6 @@ __all__ = [
     "instances_text",
     "interrupted_text",
     "schema",
+    "shards_text",
     "write",
 ]

@@ -170,6 +170,8 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         if selected and rid not in selected:
             continue  # a partial run (--requirement) reports what it was asked about
         carriers = [t for t in tests if rid in t["requirements"]]
+        if results.get("shard") and not carriers:
+            continue  # one shard (--shard K/N) speaks of the requirements of its tests only
         mine = [(t, f) for (t, f), c in zip(failures, charged, strict=True) if c == rid]
         checks = ev.checks.get(rid, 0)
         status, reason = _status(rid, carriers, mine, checks)
@@ -521,7 +523,9 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def verdict(rows: list[dict[str, Any]], interrupted: str | None = None) -> tuple[str, list[str]]:
+def verdict(
+    rows: list[dict[str, Any]], interrupted: str | None = None, shard: str | None = None
+) -> tuple[str, list[str]]:
     """The conformance verdict: ('conformant' | 'not conformant', the reasons).  Every MUST
     of the profile must pass (or be not supported: a capability the backend declares it
     lacks); an expected failure is still a failure.  What SHOULD and MAY requirements
@@ -542,6 +546,12 @@ def verdict(rows: list[dict[str, Any]], interrupted: str | None = None) -> tuple
     if interrupted:
         # What a stopped run did not reach was not checked: never a pass.
         reasons.append(f"the run did not reach its end: stopped, {interrupted}")
+    if shard:
+        # Part of the suite vouches for nothing: the verdict is the merged shards'.
+        reasons.append(
+            f"only shard {shard} of the suite ran: merge the results of all its shards "
+            "(acl-conformance report) for the verdict"
+        )
     return ("not conformant" if reasons else "conformant"), reasons
 
 

@@ -131,6 +131,24 @@ def interrupted_text(run: dict[str, Any]) -> str:
     )
 
 
+def shards_text(run: dict[str, Any]) -> str:
+    """What part of the suite a report covers, in one sentence: merged from N shards, or one
+    shard of N ('' for a whole run)."""
+    merged = run.get("shards")
+    if merged:
+        total = merged.get("tests_collected")
+        of = f", {total} tests in all" if total is not None else ""
+        return f"Merged from {merged['count']} shards (--shard K/{merged['count']}){of}."
+    shard = run.get("shard")
+    if shard:
+        return (
+            f"Shard {shard['index']}/{shard['count']}: only part of the suite's tests ran; "
+            "its rows are the requirements of those tests, and the verdict is that of all "
+            f"{shard['count']} shards merged (acl-conformance report A/results.json B/results.json ...)."
+        )
+    return ""
+
+
 def instances_text(run: dict[str, Any]) -> str:
     """How many backend instances the run started and why, in one sentence ('' when the
     results do not say)."""

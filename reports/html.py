@@ -12,6 +12,7 @@ from .evidence_text import evidence_lines
 from .evidence_text import gate_basis
 from .evidence_text import instances_text
 from .evidence_text import interrupted_text
+from .evidence_text import shards_text
 from .status import SHOWN
 from .status import Status
 
@@ -184,6 +185,7 @@ def render(report: dict[str, Any]) -> str:
 <tr><th>profile</th><td>{escape(t["profile"])} (mode {escape(run["mode"])})</td></tr>
 <tr><th>suite</th><td>{escape(suite["name"])} {escape(suite["version"])}, commit <code>{escape(str(suite["commit"]))}</code>{" (with local changes)" if suite.get("dirty") else ""}</td></tr>
 <tr><th>run</th><td>Hypothesis profile {escape(str(run["hypothesis_profile"]))}, seed {escape(run["seed_text"])}; {run["tests"]} tests, {run["jobs"]} worker(s), {run["duration_s"]} s, started {escape(str(run["started"]))}</td></tr>
+{f"<tr><th>shards</th><td>{escape(shards_text(run))}</td></tr>" if shards_text(run) else ""}
 {f"<tr><th>backend instances</th><td>{escape(instances_text(run))}</td></tr>" if instances_text(run) else ""}
 <tr><th>machine</th><td>{escape(str(run["machine"]))}; Python {escape(run["python"])}, Hypothesis {escape(run["hypothesis"])}, pytest {escape(run["pytest"])}</td></tr>
 </table>

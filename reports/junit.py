@@ -20,6 +20,7 @@ from .evidence_text import counterexample_facts
 from .evidence_text import evidence_lines
 from .evidence_text import gate_basis
 from .evidence_text import interrupted_text
+from .evidence_text import shards_text
 from .status import Status
 
 
@@ -122,6 +123,7 @@ def render(report: dict[str, Any]) -> str:
         "profile": t["profile"],
         "mode": report["run"]["mode"],
         "interrupted": report["run"].get("interrupted") or "",
+        "shards": shards_text(report["run"]),
         "suite": f"{report['suite']['name']} {report['suite']['version']} {report['suite']['commit']}",
         "backend": json.dumps(backend, sort_keys=True),
     }

@@ -12,6 +12,7 @@ from .evidence_text import evidence_lines
 from .evidence_text import gate_basis
 from .evidence_text import instances_text
 from .evidence_text import interrupted_text
+from .evidence_text import shards_text
 from .status import Status
 
 ICON = {
@@ -59,6 +60,7 @@ def render(report: dict[str, Any]) -> str:
         f"- machine: {_cell(run['machine'])}; Python {run['python']}, "
         f"Hypothesis {run['hypothesis']}, pytest {run['pytest']}",
         *([f"- {_cell(instances_text(run))}"] if instances_text(run) else []),
+        *([f"- {_cell(shards_text(run))}"] if shards_text(run) else []),
         "",
         "| pass | fail | crash | timeout | flaky | unknown | xfail | not supported | total |",
         "|---|---|---|---|---|---|---|---|---|",

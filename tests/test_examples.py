@@ -150,7 +150,12 @@ def unknown_options(command: str) -> list[str]:
 
 
 def test_there_are_workflows() -> None:
-    assert {p.name for p in WORKFLOWS} == {"github-actions.yml", "gitlab-ci.yml"}
+    assert {p.name for p in WORKFLOWS} == {
+        "github-actions.yml",
+        "gitlab-ci.yml",
+        "github-actions-shards.yml",
+        "gitlab-ci-shards.yml",
+    }
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)

@@ -198,6 +198,22 @@ def build_parser() -> argparse.ArgumentParser:
         help='more pytest arguments, one string, e.g. --pytest-args="-k bounds -x" (or give '
         "them after --; ci mode; default: none)",
     )
+    # Shards (issue 22): a deterministic part of the suite per job, merged by `report`.
+    p_run.add_argument(
+        "--shard",
+        action=_Given,
+        metavar="K/N",
+        help="run part K of N of the suite's tests (the N parts together are the tests of "
+        "the run without --shard); merge the N results.json with 'acl-conformance report' "
+        "(allowed in conformance mode: merged, the shards are the run; default: the whole suite)",
+    )
+    p_run.add_argument(
+        "--durations",
+        action=_Given,
+        metavar="RESULTS.json",
+        help="with --shard: balance the parts by the seconds each test took in this earlier "
+        "run's results.json (default: the same number of tests in each part)",
+    )
     p_run.set_defaults(func=commands.cmd_run)
 
     p_replay = sub.add_parser(
@@ -314,12 +330,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_report = sub.add_parser(
         "report",
-        help="build report.json/md/html and junit.xml from a results.json",
+        help="build report.json/md/html and junit.xml from a results.json, or merge shards'",
         description="Build the reports of a run made with pytest directly (pytest --pyargs "
         "acl_conformance.conformance.suite --acl-results RESULTS.json ...) from its results "
-        "file.",
+        "file; given the results.json of each shard of a run (run --shard K/N), merge them "
+        "into the reports of the one run.  Shards that do not belong together (another "
+        "suite version, adapter, profile, seed or option; a shard missing or given twice) "
+        "are a usage error (exit 2).",
     )
-    p_report.add_argument("results", metavar="RESULTS.json", help="the file --acl-results wrote")
+    p_report.add_argument(
+        "results",
+        metavar="RESULTS.json",
+        nargs="+",
+        help="the file --acl-results wrote, or one per shard",
+    )
+    p_report.add_argument(
+        "--mode",
+        choices=("conformance", "ci"),
+        help="exit status as run's in this mode: ci the gate's, conformance the verdict's "
+        "(default: 0 once the reports are written)",
+    )
     p_report.add_argument(
         "--report-dir",
         default=runner.DEFAULT_REPORT_DIR,

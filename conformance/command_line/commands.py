@@ -9,9 +9,11 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from acl_conformance import reports
 from acl_conformance.adapters.registry import AdapterResolutionError
+from acl_conformance.conformance.gating import shards
 from acl_conformance.conformance.session import adapter_options
 from acl_conformance.conformance.session.supervise import Supervisor
 from acl_conformance.conformance.traces import replay
@@ -110,6 +112,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         skips=Path(args.skips) if args.skips else None,
         flakes=Path(args.flakes) if args.flakes else None,
         pytest_args=[*shlex.split(args.pytest_args or ""), *args.rest],
+        shard=args.shard,
+        durations=Path(args.durations) if args.durations else None,
         given=set(getattr(args, "given", set())) | ({"pytest_args"} if args.rest else set()),
     )
     return runner.run(opts, list(args.argv))
@@ -232,9 +236,8 @@ def _selfcheck(args: argparse.Namespace, where: Path, out: Path) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    """report.json/md/html and junit.xml from the results.json of a pytest run."""
-    src = Path(args.results)
+def _load_results(src: Path) -> dict[str, Any]:
+    """A results document read from ``src`` (RunError, one line, when it is not one)."""
     try:
         results = json.loads(src.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -250,25 +253,56 @@ def cmd_report(args: argparse.Namespace) -> int:
             f"{src}: not a results file (written by pytest --acl-results; "
             "expected schema acl-conformance-results/N)"
         )
+    return results
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """report.json/md/html and junit.xml from the results.json of a pytest run, or from the
+    results.json of each shard of one run, merged."""
+    sources = [Path(r) for r in args.results]
     out = Path(args.report_dir)
-    names = ("report.json", "report.md", "report.html", "junit.xml")
+    # Each shard's trace files are named relative to its own results file: made relative
+    # to the report folder before the documents are merged.
+    docs = [
+        (str(src), runner.rebase_traces(_load_results(src), src.parent, out)) for src in sources
+    ]
+    if len(docs) == 1:
+        results = docs[0][1]
+    else:
+        try:
+            results = shards.merge(docs)
+        except shards.ShardError as exc:
+            raise runner.RunError(str(exc)) from None
+    names: tuple[str, ...] = ("report.json", "report.md", "report.html", "junit.xml")
     try:
         where = staging.prepare(out)
     except staging.ReportDirError as exc:
         raise runner.RunError(str(exc)) from None
     try:
-        opts = runner.RunOptions(mode="ci", jobs=int(results.get("workers") or 1))
-        results = runner.rebase_traces(results, src.parent, out)
+        opts = runner.RunOptions(
+            mode=args.mode or "ci", jobs=max(1, int(results.get("workers") or 1))
+        )
         try:
             report = reports.build(results, suite_info(), runner.run_info(opts, args.argv))
         except (KeyError, TypeError, ValueError) as exc:
-            raise runner.RunError(f"{src}: not a complete results file ({exc!r})") from None
+            raise runner.RunError(
+                f"{sources[0] if len(sources) == 1 else 'the shards'}: not a complete results "
+                f"file ({exc!r})"
+            ) from None
         reports.write(report, where)
+        if len(docs) > 1:
+            # The merged run's results (its trace files named from the report folder): a
+            # --durations file for the next sharded run.
+            (where / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+            names = (*names, "results.json")
         staging.commit(where, out, names)
     except staging.ReportDirError as exc:
         raise runner.RunError(str(exc)) from None
     finally:
         staging.discard(where)
-    sys.stdout.write(runner.answers_text(report, "ci") + "\n")
+    part = reports.shards_text(report["run"])
+    if part:
+        sys.stdout.write(part + "\n")
+    sys.stdout.write(runner.answers_text(report, args.mode or "ci") + "\n")
     sys.stdout.write("reports: " + ", ".join(str(out / n) for n in names) + "\n")
-    return 0
+    return runner.exit_status(report, args.mode) if args.mode else 0

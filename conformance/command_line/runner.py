@@ -32,6 +32,7 @@ from typing import TextIO
 
 from acl_conformance import reports
 from acl_conformance.conformance.gating import results as results_doc
+from acl_conformance.conformance.gating import shards
 from acl_conformance.conformance.gating.expectations import Expectations
 from acl_conformance.conformance.gating.expectations import ExpectationsError
 from acl_conformance.conformance.session import adapter_options
@@ -82,11 +83,25 @@ class RunOptions:
     """Minutes the run may take: then it is stopped, and reports what finished."""
     given: set[str] = field(default_factory=set)
     """The options given on the command line (a conformance run locks the others)."""
+    shard: str | None = None
+    """``K/N``: run part K of N of the suite's tests (``shards.partition``)."""
+    durations: Path | None = None
+    """With ``shard``: the results.json of an earlier run, whose test times balance the parts."""
 
 
-CONFORMANCE_ALLOWED = {"adapter", "adapter_option", "report_dir", "mode", "verbose", "time_budget"}
+CONFORMANCE_ALLOWED = {
+    "adapter",
+    "adapter_option",
+    "report_dir",
+    "mode",
+    "verbose",
+    "time_budget",
+    "shard",
+    "durations",
+}
 """What a conformance run may be given: none of it changes a verdict (a run its time
-budget stops is not conformant: what it did not reach is unknown)."""
+budget stops is not conformant: what it did not reach is unknown; the shards of a run,
+merged, are the run: a shard alone has no verdict)."""
 
 HEARTBEAT_S = 30
 """``--verbose``: how long a test runs before the suite says it is still running."""
@@ -109,8 +124,8 @@ def check(opts: RunOptions) -> None:
             )
             raise RunError(
                 f"--mode conformance locks every option but --adapter, --adapter-option, "
-                f"--report-dir, --verbose and --time-budget (a conformance result is made with the suite's "
-                f"fixed settings); remove {flags}"
+                f"--report-dir, --verbose, --time-budget, --shard and --durations (a "
+                f"conformance result is made with the suite's fixed settings); remove {flags}"
             )
     if opts.profile not in PROFILES:
         raise RunError(f"--profile {opts.profile!r}: expected one of {', '.join(PROFILES)}")
@@ -138,8 +153,22 @@ def check(opts: RunOptions) -> None:
     ):
         if path is not None:
             _check_list_file(flag, path)
+    _check_shard(opts)
     if opts.report_dir.exists() and not opts.report_dir.is_dir():
         raise RunError(f"--report-dir {opts.report_dir}: exists and is not a directory")
+
+
+def _check_shard(opts: RunOptions) -> None:
+    """``--shard K/N`` well formed; ``--durations`` only with it, and a results file."""
+    if opts.durations is not None and opts.shard is None:
+        raise RunError("--durations balances shards: give it with --shard K/N")
+    try:
+        if opts.shard is not None:
+            shards.parse(opts.shard)
+        if opts.durations is not None:
+            shards.load_durations(opts.durations)
+    except shards.ShardError as exc:
+        raise RunError(str(exc)) from None
 
 
 def _check_list_file(flag: str, path: Path) -> None:
@@ -187,6 +216,10 @@ def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
         cmd += ["--acl-flakes", str(opts.flakes.resolve())]
     if opts.verbose:
         cmd += ["--acl-progress", "--acl-heartbeat", str(HEARTBEAT_S)]
+    if opts.shard is not None:
+        cmd += ["--acl-shard", opts.shard]
+    if opts.durations is not None:
+        cmd += ["--acl-durations", str(opts.durations.resolve())]
     return [*cmd, *opts.pytest_args]
 
 
@@ -347,7 +380,16 @@ def answers_text(report: dict[str, Any], mode: str) -> str:
 
 
 def exit_status(report: dict[str, Any], mode: str) -> int:
-    """ci mode follows the gate; conformance mode follows the verdict."""
+    """ci mode follows the gate; conformance mode follows the verdict.  A shard has neither
+    of its own (its shards merged have): 1 when it was stopped, or found a failure the
+    gate would not accept (a requirement left undecided by its part is not one)."""
+    if report["run"].get("shard"):
+        found = any(
+            r["status"] in (Status.FAIL, Status.CRASH, Status.TIMEOUT)
+            or (r["status"] == Status.FLAKY and not r.get("flake"))
+            for r in report["requirements"]
+        )
+        return 1 if found or report["run"].get("interrupted") else 0
     if mode == "ci":
         return 0 if report["gate"]["result"] == "pass" else 1
     return 0 if report["verdict"] == "conformant" else 1
@@ -452,6 +494,8 @@ def _report(
             else f"--time-budget {opts.time_budget:g} min spent after {elapsed:.0f} s"
         )
         results["collected"] = results_doc.read_collected(results_doc.collected_path(results_path))
+        if opts.shard is not None and not results.get("shard"):
+            results["shard"] = results_doc.read_shard(results_doc.shard_path(results_path))
     else:
         if rc == 4:  # pytest's usage error: the plugin's one line (a wrong adapter, say)
             raise RunError(_usage_error_line(stderr))
@@ -508,6 +552,9 @@ def _print_report(
     stopped = reports.interrupted_text(report["run"])
     if stopped:
         out.write(stopped + "\n")
+    part = reports.shards_text(report["run"])
+    if part:
+        out.write(part + "\n")
     masking = masking_text(report)
     if masking:
         out.write(masking + "\n")

@@ -222,10 +222,14 @@ def document(
     expectations: dict[str, Any],
     flakes: dict[str, Any] | None = None,
     instances: dict[str, Any] | None = None,
+    suite_version: str | None = None,
+    shard: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The whole results document."""
+    """The whole results document (``shard``: what part of the suite a ``--shard K/N`` run
+    ran, ``shards.info``; None for a whole run)."""
     return {
         "schema": SCHEMA,
+        "suite_version": suite_version,
         "adapter": adapter,
         "adapter_options": dict(adapter_options),
         "profile": profile,
@@ -245,6 +249,7 @@ def document(
         "expectations": expectations,
         "flakes": flakes,
         "instances": instances,
+        "shard": shard,
     }
 
 
@@ -287,6 +292,29 @@ def write_collected(path: Path, tests: list[dict[str, Any]]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_text(json.dumps(tests))
     os.replace(tmp, path)
+
+
+def shard_path(results_path: Path) -> Path:
+    """Where a shard's run says which part of the suite it ran: beside the results file."""
+    return results_path.with_name(results_path.stem + ".shard.json")
+
+
+def write_shard(path: Path, shard: dict[str, Any]) -> None:
+    """Write what part of the suite a shard runs (``shards.info``), whole or not at all
+    (every pytest-xdist worker collects, and writes the same)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(shard))
+    os.replace(tmp, path)
+
+
+def read_shard(path: Path) -> dict[str, Any] | None:
+    """What :func:`write_shard` wrote, or None."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def read_collected(path: Path) -> list[dict[str, Any]] | None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from acl_conformance.conformance.gating import results
+from acl_conformance.conformance.gating import shards
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import for_profile
 
@@ -26,6 +28,7 @@ def pytest_collection_modifyitems(
     profile = config.getoption("acl_profile")
     _check_markers(suite_items, profile)
     suite_items = _select(config, items, suite_items)
+    suite_items, shard = _shard(config, items, suite_items)
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         # For the controller: what a test is, should its worker die while running it
@@ -51,6 +54,8 @@ def pytest_collection_modifyitems(
                 for i in suite_items
             ],
         )
+        if shard is not None:
+            results.write_shard(results.shard_path(Path(path)), shard)
 
 
 def _check_markers(suite_items: list[pytest.Item], profile: str) -> None:
@@ -93,6 +98,41 @@ def _select(
         keep = {id(i) for i in dropped}
         items[:] = [i for i in items if id(i) not in keep]
     return [i for i in suite_items if id(i) not in {id(d) for d in dropped}]
+
+
+def _shard(
+    config: pytest.Config, items: list[pytest.Item], suite_items: list[pytest.Item]
+) -> tuple[list[pytest.Item], dict[str, Any] | None]:
+    """``--acl-shard K/N``: deselect the tests of the other parts (the same in every
+    pytest-xdist worker: the partition depends only on the suite ids collected and the
+    durations file); the suite's tests that are left, and what the shard is
+    (``shards.info``; None without ``--acl-shard``)."""
+    text = config.getoption("acl_shard")
+    if not text:
+        return suite_items, None
+    where = config.getoption("acl_durations")
+    try:
+        shard = shards.parse(text, "--acl-shard")
+        seconds = shards.load_durations(Path(where), "--acl-durations") if where else None
+    except shards.ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    ids = [shared.suite_id(i) for i in suite_items]
+    mine = set(shards.partition(ids, shard.count, seconds)[shard.index - 1])
+    dropped = [i for i, sid in zip(suite_items, ids, strict=True) if sid not in mine]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = {id(i) for i in dropped}
+        items[:] = [i for i in items if id(i) not in gone]
+    # The options that decide the results and are not in the results document itself:
+    # shards made with others are not parts of one run.
+    options = {
+        "no_shrink": bool(config.getoption("acl_no_shrink")),
+        "call_timeout": config.getoption("acl_call_timeout"),
+        "skips": sorted(e.key for e in config.stash[shared.SKIPS].entries),
+        "stop_on": config.getoption("acl_stop_on"),
+    }
+    kept = [i for i, sid in zip(suite_items, ids, strict=True) if sid in mine]
+    return kept, shards.info(shard, ids, seconds, options)
 
 
 def _mark(item: pytest.Item, config: pytest.Config, profile: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from acl_conformance.conformance.gating import shards
 from acl_conformance.conformance.session import settings
 from acl_conformance.conformance.session.adapter_options import parse as parse_key_values
 from acl_conformance.reference_impl.catalogue import PROFILES
@@ -112,6 +113,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="report the first failing sequence as found, without shrinking it",
     )
     g.addoption(
+        "--acl-shard",
+        default=None,
+        metavar="K/N",
+        help="run part K of N of the suite's tests (a deterministic partition; the N parts "
+        "together are the tests of the run without it)",
+    )
+    g.addoption(
+        "--acl-durations",
+        default=None,
+        metavar="RESULTS.json",
+        help="with --acl-shard: balance the parts by the seconds each test took in this "
+        "earlier run",
+    )
+    g.addoption(
         "--acl-stop-on",
         default=None,
         metavar="ID",
@@ -143,6 +158,13 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     heartbeat = config.getoption("acl_heartbeat")
     if heartbeat is not None and heartbeat <= 0:
         raise pytest.UsageError(f"--acl-heartbeat {heartbeat:g}: expected a number of seconds > 0")
+    if config.getoption("acl_durations") and not config.getoption("acl_shard"):
+        raise pytest.UsageError("--acl-durations is for --acl-shard K/N only")
+    if config.getoption("acl_shard"):
+        try:
+            shards.parse(config.getoption("acl_shard"), "--acl-shard")
+        except shards.ShardError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if not shared.suite_requested(config):
         return
     for option, instead in HYPOTHESIS_OPTIONS.items():

@@ -5,6 +5,7 @@ and the backend released at the end."""
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import json
 import sys
 import time
@@ -160,6 +161,9 @@ def _write_results(
                 *([_instances(suite)] if suite is not None else []),
             ]
         ),
+        shard=results.read_shard(results.shard_path(path))
+        if config.getoption("acl_shard")
+        else None,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
@@ -189,6 +193,7 @@ def _header(config: pytest.Config) -> dict[str, Any]:
     """What the results document says of the run, known before any test runs."""
     started, _t0 = config.stash.get(_STARTED, ("", 0.0))
     return {
+        "suite_version": _suite_version(),
         "adapter": config.getoption("acl_adapter"),
         "adapter_options": adapter_options(config),
         "profile": config.getoption("acl_profile"),
@@ -201,3 +206,11 @@ def _header(config: pytest.Config) -> dict[str, Any]:
         "expectations": _listing(config.stash[shared.EXPECT]),
         "flakes": _listing(config.stash[shared.FLAKES]),
     }
+
+
+def _suite_version() -> str:
+    """The installed suite's version (shards of one run are made by one suite)."""
+    try:
+        return importlib.metadata.version("acl-conformance")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

@@ -185,6 +185,7 @@ def render(report: dict[str, Any]) -> str:
 <tr><th>suite</th><td>{escape(suite["name"])} {escape(suite["version"])}, commit <code>{escape(str(suite["commit"]))}</code>{" (with local changes)" if suite.get("dirty") else ""}</td></tr>
 <tr><th>run</th><td>Hypothesis profile {escape(str(run["hypothesis_profile"]))}, seed {escape(run["seed_text"])}; {run["tests"]} tests, {run["jobs"]} worker(s), {run["duration_s"]} s, started {escape(str(run["started"]))}</td></tr>
 {f"<tr><th>backend instances</th><td>{escape(instances_text(run))}</td></tr>" if instances_text(run) else ""}
+{f"<tr><th>workers</th><td>{escape(str(run['workers']))}</td></tr>" if run.get("workers") else ""}
 <tr><th>machine</th><td>{escape(str(run["machine"]))}; Python {escape(run["python"])}, Hypothesis {escape(run["hypothesis"])}, pytest {escape(run["pytest"])}</td></tr>
 </table>
 <h2>Summary</h2>

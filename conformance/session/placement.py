@@ -91,7 +91,7 @@ def cgroup_quota(root: Path = CGROUP_ROOT, proc_cgroup: Path | None = None) -> f
     proc_cgroup = Path("/proc/self/cgroup") if proc_cgroup is None else proc_cgroup
     v2, v1 = "", ""
     for line in (_read(proc_cgroup) or "").splitlines():
-        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        _, controllers, path = [*line.split(":", 2), "", ""][:3]
         if line.startswith("0::"):
             v2 = path
         elif "cpu" in controllers.split(","):

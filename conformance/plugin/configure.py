@@ -76,8 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def _device_ids(config: pytest.Config, workerinput: dict[str, Any] | None) -> dict[str, str]:
     """``--acl-devices-per-worker``: the adapter option that tells the adapter this
     process's devices.  A worker's come from the controller (``XdistHooks``); the
-    controller and a run without workers use the first group (the controller starts a
-    backend only for the report header, which also shows that the adapter takes them)."""
+    controller and a run without workers use the first group (the controller starts its
+    backend only to check it before the run, which also shows that the adapter takes
+    the option)."""
     per_worker = config.getoption("acl_devices_per_worker")
     if per_worker is None:
         return {}

@@ -113,7 +113,8 @@ def default_jobs() -> int:
     """One worker per CPU this process may use (``placement.usable_cpus``).  No longer
     capped at 4: the cap was there for a host's count, which overstates what a container
     or a ``taskset`` may use; the usable count does not, and a run scales with it (the
-    suite has far more tests than a runner has CPUs, and work stealing keeps them busy)."""
+    suite has some 590 tests, far more than a runner has CPUs, and work stealing keeps
+    every worker busy; a worker costs one Python process and its backend instances)."""
     return placement.usable_cpus().usable
 
 

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,8 @@ from acl_conformance.adapters.cann.devices import group_devices
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.conformance.command_line import cli
 from acl_conformance.conformance.command_line import runner
+from acl_conformance.conformance.harness.runstate import RunState
+from acl_conformance.conformance.plugin.xdist import XdistHooks
 from acl_conformance.conformance.session import placement
 
 # The two-device tests of one requirement: each worker brings up both of its devices.
@@ -114,6 +118,23 @@ def test_an_adapter_that_takes_no_device_ids_says_so(
     assert rc == 2
     assert "does not take the option device_ids" in err, err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def _node(name: str) -> Any:
+    return SimpleNamespace(gateway=SimpleNamespace(id=name), workerinput={}, workeroutput={})
+
+
+def test_a_worker_started_in_place_of_a_dead_one_takes_its_devices(tmp_path: Path) -> None:
+    config = SimpleNamespace(getoption=lambda name, default=None: 2, stash={})
+    hooks = XdistHooks(config, RunState(tmp_path / "run"))
+    nodes = [_node(f"gw{i}") for i in range(4)]
+    for n in nodes:
+        hooks.pytest_configure_node(n)
+    assert [n.workerinput["acl_device_ids"] for n in nodes] == ["0,1", "2,3", "4,5", "6,7"]
+    hooks.pytest_testnodedown(nodes[1], "crashed")
+    clone = _node("gw4")
+    hooks.pytest_configure_node(clone)
+    assert clone.workerinput["acl_device_ids"] == "2,3"  # not gw0's, though 4 % 4 == 0
 
 
 def test_without_jobs_the_devices_bound_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:

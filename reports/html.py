@@ -187,6 +187,7 @@ def render(report: dict[str, Any]) -> str:
 <tr><th>run</th><td>Hypothesis profile {escape(str(run["hypothesis_profile"]))}, seed {escape(run["seed_text"])}; {run["tests"]} tests, {run["jobs"]} worker(s), {run["duration_s"]} s, started {escape(str(run["started"]))}</td></tr>
 {f"<tr><th>shards</th><td>{escape(shards_text(run))}</td></tr>" if shards_text(run) else ""}
 {f"<tr><th>backend instances</th><td>{escape(instances_text(run))}</td></tr>" if instances_text(run) else ""}
+{f"<tr><th>workers</th><td>{escape(str(run['workers']))}</td></tr>" if run.get("workers") else ""}
 <tr><th>machine</th><td>{escape(str(run["machine"]))}; Python {escape(run["python"])}, Hypothesis {escape(run["hypothesis"])}, pytest {escape(run["pytest"])}</td></tr>
 </table>
 <h2>Summary</h2>

@@ -57,6 +57,7 @@ def render(report: dict[str, Any]) -> str:
         f"- Hypothesis profile `{run['hypothesis_profile']}`, seed {run['seed_text']}"
         + (f", {run['examples']} examples per test" if run.get("examples") else "")
         + f"; {run['tests']} tests, {run['jobs']} worker(s), {run['duration_s']} s",
+        *([f"- workers: {_cell(run['workers'])}"] if run.get("workers") else []),
         f"- machine: {_cell(run['machine'])}; Python {run['python']}, "
         f"Hypothesis {run['hypothesis']}, pytest {run['pytest']}",
         *([f"- {_cell(instances_text(run))}"] if instances_text(run) else []),

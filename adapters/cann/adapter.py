@@ -112,7 +112,7 @@ class CannAdapter(Adapter):
         self.isolation = opts.isolation
         self.backend = resolve_backend(opts)
         env, self.sanitizer_log = agent_environment(opts, self.backend)
-        visible = visible_devices(opts.spread, self.backend.agent, env)
+        visible = visible_devices(opts.spread, self.backend.agent, env, opts.device_ids)
         if visible is not None:
             env["ASCEND_RT_VISIBLE_DEVICES"] = visible
         self.environment = environment(env)
@@ -162,7 +162,10 @@ class CannAdapter(Adapter):
         """What the options declare (``devices``: what the backend reports unless given)."""
         opts = self.options
         return Capabilities(
-            devices=opts.devices if opts.devices is not None else self._devices,
+            # A device group: the devices the agent sees (``devices`` is the double's count).
+            devices=opts.devices
+            if opts.devices is not None and not opts.device_ids
+            else self._devices,
             default_stream=opts.default_stream,
             events=opts.events,
             host_register=opts.host_register,

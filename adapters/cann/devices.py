@@ -6,6 +6,10 @@ worker's device 0 is then a different physical device, so the single-device test
 (nearly all of them) are spread over the devices, while every worker still sees every
 device and the two-device tests keep two.  An ``ASCEND_RT_VISIBLE_DEVICES`` already set
 is the list rotated; otherwise the device count is asked of the agent once.
+
+With device groups (``--devices-per-worker K``, the option ``device_ids``), each
+worker's agent sees only its own group instead: ``ASCEND_RT_VISIBLE_DEVICES`` is the
+group's devices, which the agent then numbers 0 .. K-1.
 """
 
 from __future__ import annotations
@@ -47,8 +51,32 @@ def spread_devices(base: list[str], worker: int) -> str:
     return ",".join(base[k:] + base[:k])
 
 
-def visible_devices(spread: str, agent: Path, env: Mapping[str, str | None]) -> str | None:
-    """``ASCEND_RT_VISIBLE_DEVICES`` for this worker's agent (None: leave it as it is)."""
+def group_devices(device_ids: tuple[int, ...]) -> str:
+    """``ASCEND_RT_VISIBLE_DEVICES`` for a device group (the option ``device_ids``): the
+    devices themselves, or, when ``ASCEND_RT_VISIBLE_DEVICES`` already limits what this
+    process sees, the ones it lists at those indices.  ValueError (one line) for an index
+    past that list."""
+    given = [d.strip() for d in os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").split(",")]
+    given = [d for d in given if d]
+    if not given:
+        return ",".join(str(i) for i in device_ids)
+    past = [i for i in device_ids if i >= len(given)]
+    if past:
+        raise ValueError(
+            f"cann option device_ids: device {past[0]} is not one of the {len(given)} that "
+            f"ASCEND_RT_VISIBLE_DEVICES={','.join(given)} lets this process see"
+        )
+    return ",".join(given[i] for i in device_ids)
+
+
+def visible_devices(
+    spread: str, agent: Path, env: Mapping[str, str | None], device_ids: tuple[int, ...] = ()
+) -> str | None:
+    """``ASCEND_RT_VISIBLE_DEVICES`` for this worker's agent (None: leave it as it is): its
+    device group when it has one (``spread`` is then not used: the group is the worker's
+    own), else the rotation of ``spread``."""
+    if device_ids:
+        return group_devices(device_ids)
     if spread in ("0", "off", "false"):
         return None
     worker = xdist_worker_index()

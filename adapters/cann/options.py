@@ -42,6 +42,12 @@ Options (strings, as ``--adapter-option KEY=VALUE`` gives them):
     at once.  The suite skips, as not supported, the tests that need what is absent.
 ``spread=auto|1|0``
     under pytest-xdist, give each worker a different first device (default auto).
+``device_ids=I,J,...``
+    the devices this agent may see (set by ``--devices-per-worker`` for each worker:
+    a device group): ``ASCEND_RT_VISIBLE_DEVICES`` is set to them (each an index into
+    an ``ASCEND_RT_VISIBLE_DEVICES`` already set, else a physical device ID), so the
+    agent sees them as devices 0 .. K-1; ``spread`` is then not used, and ``devices``
+    stays the double's device count while the suite uses the K it sees.
 ``isolation=reset|example|test|run``
     how long one agent serves (default ``reset``): ``reset`` keeps one agent per worker
     and, after every harness (each Hypothesis example and shrink step), brings it back
@@ -123,6 +129,7 @@ class Options:
     host_register: bool = True
     threads: bool = True
     spread: str = "auto"
+    device_ids: tuple[int, ...] = ()
     isolation: str = ISOLATIONS[0]
     fork: str = "auto"
 
@@ -147,6 +154,15 @@ class Options:
         spread = s.get("spread", "auto").lower()
         if spread not in ("auto", "1", "0", "on", "off", "true", "false"):
             raise ValueError(f"cann option spread={spread!r}: expected auto, 1 or 0")
+        device_ids: tuple[int, ...] = ()
+        if s.get("device_ids", "").strip():
+            items = [v.strip() for v in s["device_ids"].split(",")]
+            if not all(v.isdigit() for v in items) or len(set(items)) != len(items):
+                raise ValueError(
+                    f"cann option device_ids={s['device_ids']!r}: expected distinct device "
+                    "IDs, e.g. 2,3"
+                )
+            device_ids = tuple(int(v) for v in items)
         isolation = s.get("isolation", ISOLATIONS[0]).strip().lower()
         if isolation not in ISOLATIONS:
             raise ValueError(
@@ -174,6 +190,7 @@ class Options:
             sanitizer_log=s.get("sanitizer_log") or None,
             devices=devices,
             spread=spread,
+            device_ids=device_ids,
             isolation=isolation,
             fork=fork,
             **caps,

@@ -98,6 +98,8 @@ class SimulatorCore(Adapter):
         host_funcs_serial: bool | str | None = None,
         pageable_staged: bool | str | None = None,
         device_like: bool | str = False,
+        device_ids: Sequence[int] | str = (),
+        touch_log: str = "",
     ) -> None:
         """Options may be given as values or as strings (see ``from_options``)."""
         self.options: Options = parse(
@@ -115,6 +117,8 @@ class SimulatorCore(Adapter):
                 "default_stream": default_stream,
                 "zero_filled": zero_filled,
                 "device_like": device_like,
+                "device_ids": device_ids,
+                "touch_log": touch_log,
                 # None: not given (device_like decides); the shorthand never overrides these.
                 **{
                     k: v
@@ -144,10 +148,16 @@ class SimulatorCore(Adapter):
         self._closed = False
         self._init_count = 0
         self._init_config: str | None = None
-        self._devices = Devices(opts.devices, self.layout, self._new_default_stream)
+        self._devices = Devices(
+            len(opts.visible),
+            self.layout,
+            self._new_default_stream,
+            physical=opts.visible,
+            touch_log=opts.touch_log,
+        )
         self._setup_lock = threading.Lock()
         """``setup_ms``: one context creation at a time."""
-        self._host_func_locks = [threading.Lock() for _ in range(opts.devices)]
+        self._host_func_locks = [threading.Lock() for _ in opts.visible]
         """``host_funcs_serial``: held while a host function (gate) of the device runs."""
         # A simulator dropped without close() must not leave blocked worker threads behind.
         weakref.finalize(self, _abort_all, self._live_streams, self._gates)
@@ -165,7 +175,7 @@ class SimulatorCore(Adapter):
     # -- identity and declarations ------------------------------------------
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            devices=self.options.devices,
+            devices=len(self.options.visible),
             default_stream=self.options.default_stream,
             events=True,
             host_register=True,

@@ -17,8 +17,10 @@ sets one again.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
+from collections.abc import Sequence
 
 from .events import Event
 from .layout import ByteArray
@@ -51,10 +53,19 @@ class Devices:
     """The device table.  Thread-safe."""
 
     def __init__(
-        self, count: int, layout: Layout, make_default_stream: Callable[[int, int], Stream]
+        self,
+        count: int,
+        layout: Layout,
+        make_default_stream: Callable[[int, int], Stream],
+        physical: Sequence[int] = (),
+        touch_log: str = "",
     ) -> None:
         self._lock = threading.Lock()
         self._devices = [_Device(i) for i in range(count)]
+        self._physical = tuple(physical) or tuple(range(count))
+        """The physical device behind each device shown (a device group shows some)."""
+        self._touch_log = touch_log
+        self._touched: set[int] = set()
         self._layout = layout
         self._make_default_stream = make_default_stream
         self._tls = threading.local()
@@ -71,10 +82,20 @@ class Devices:
         with self._lock:
             dev = self._devices[device]
             if dev.context is None:
+                self._touch(self._physical[device])
                 stream = self._make_default_stream(device, dev.generation)
                 dev.context = Context(device, dev.generation, self._layout.image(), stream)
             dev.refcount += 1
             self._tls.current = dev.context
+
+    def _touch(self, physical: int) -> None:
+        """Note, once per instance, that ``physical`` was brought up (``touch_log``)."""
+        if not self._touch_log or physical in self._touched:
+            return
+        self._touched.add(physical)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(self._touch_log, "a", encoding="utf-8") as f:
+            f.write(f"{worker} {physical}\n")
 
     def current(self) -> Context | None:
         """This thread's current context, or None (never set, or that context has ended)."""

@@ -57,10 +57,21 @@ class Options:
     """The variables start zero-filled (as CANN's loaded image has them), instead of the
     fixed pattern: bytes read from the wrong place then often look like contents a copy
     left untouched."""
+    device_ids: tuple[int, ...] = ()
+    """The devices this instance shows (a device group: ``--devices-per-worker``), of the
+    ``devices`` it has, as devices 0 .. len-1 in that order; empty: all of them."""
+    touch_log: str = ""
+    """A file to which each device brought up (its first context) is appended, as a line
+    ``WORKER PHYSICAL-DEVICE``: what the device-group tests check."""
     pageable_staged: bool = False
     """A pageable aclrtMemcpyToSymbolAsync copies its source at the call, issues the copy
     from that copy on the stream and returns once it has run (the device gets the source as
     at the call, not as at the moment the stream drained)."""
+
+    @property
+    def visible(self) -> tuple[int, ...]:
+        """The physical device behind each device the instance shows, in order."""
+        return self.device_ids or tuple(range(self.devices))
 
     def describe(self) -> str:
         """The options that change behaviour, as ``name=value`` pairs."""
@@ -153,6 +164,12 @@ def _fixtures(value: Any) -> tuple[tuple[str, int], ...]:
     return out
 
 
+def _ids(value: Any) -> tuple[int, ...]:
+    """``"2,3"`` or a sequence of integers."""
+    items = [v for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
+    return tuple(_int("device_ids", v.strip() if isinstance(v, str) else v) for v in items)
+
+
 def parse(raw: Mapping[str, Any]) -> Options:
     """Validate options given as Python values or as strings; ValueError names the bad one."""
     unknown = sorted(set(raw) - set(NAMES))
@@ -187,9 +204,19 @@ def parse(raw: Mapping[str, Any]) -> Options:
             "host_funcs_serial", raw.get("host_funcs_serial", d.host_funcs_serial)
         ),
         pageable_staged=_bool("pageable_staged", raw.get("pageable_staged", d.pageable_staged)),
+        device_ids=_ids(raw.get("device_ids", d.device_ids)),
+        touch_log=str(raw.get("touch_log", d.touch_log)),
     )
     if opts.devices < 1:
         raise ValueError(f"simulator option devices={opts.devices}: at least 1")
+    bad = [i for i in opts.device_ids if not 0 <= i < opts.devices]
+    if bad:
+        raise ValueError(
+            f"simulator option device_ids: device {bad[0]} is not one of the "
+            f"{opts.devices} devices (devices={opts.devices})"
+        )
+    if len(set(opts.device_ids)) != len(opts.device_ids):
+        raise ValueError("simulator option device_ids: a device is named twice")
     if opts.max_delay_ms < 0:
         raise ValueError(f"simulator option max_delay_ms={opts.max_delay_ms}: must be >= 0")
     if opts.max_streams < 1:

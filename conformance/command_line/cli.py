@@ -109,7 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         action=_Given,
         metavar="N",
-        help=f"pytest-xdist workers (default: the CPUs, at most 4; here {runner.default_jobs()})",
+        help="pytest-xdist workers (default: the CPUs this process may use, its affinity "
+        f"and cgroup quota; here {runner.default_jobs()}; allowed in conformance mode)",
+    )
+    p_run.add_argument(
+        "--devices-per-worker",
+        type=int,
+        action=_Given,
+        metavar="K",
+        help="give each worker K devices of its own: worker I gets devices I*K .. I*K+K-1, "
+        "shown to it as 0 .. K-1 (default --jobs: the usable CPUs or the devices // K, "
+        "whichever is fewer; K=1: the two-device tests are not supported; default: "
+        "every worker sees every device)",
     )
     p_run.add_argument(
         "--seed",

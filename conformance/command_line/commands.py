@@ -100,6 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         profile=args.profile,
         examples=args.examples,
         jobs=args.jobs,
+        devices_per_worker=args.devices_per_worker,
         seed=args.seed,
         report_dir=Path(args.report_dir),
         expectations=Path(args.expectations) if args.expectations else None,

@@ -14,6 +14,7 @@ traceback).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -36,6 +37,7 @@ from acl_conformance.conformance.gating import shards
 from acl_conformance.conformance.gating.expectations import Expectations
 from acl_conformance.conformance.gating.expectations import ExpectationsError
 from acl_conformance.conformance.session import adapter_options
+from acl_conformance.conformance.session import placement
 from acl_conformance.conformance.session.suite_command import suite_command
 from acl_conformance.conformance.session.supervise import Interrupted
 from acl_conformance.conformance.session.supervise import Supervisor
@@ -87,6 +89,8 @@ class RunOptions:
     """``K/N``: run part K of N of the suite's tests (``shards.partition``)."""
     durations: Path | None = None
     """With ``shard``: the results.json of an earlier run, whose test times balance the parts."""
+    devices_per_worker: int | None = None
+    """Give each worker this many devices of its own (device groups; docs/running.md)."""
 
 
 CONFORMANCE_ALLOWED = {
@@ -98,17 +102,91 @@ CONFORMANCE_ALLOWED = {
     "time_budget",
     "shard",
     "durations",
+    "jobs",
+    "devices_per_worker",
 }
 """What a conformance run may be given: none of it changes a verdict (a run its time
 budget stops is not conformant: what it did not reach is unknown; the shards of a run,
-merged, are the run: a shard alone has no verdict)."""
+merged, are the run: a shard alone has no verdict; the number of workers only decides
+which process runs a test, and each test's examples depend on its own id, never on its
+worker; a device group is the devices the backend shows each worker, as an
+``--adapter-option devices=N`` would be: a group of one makes the two-device
+requirements "not supported", which the report says)."""
 
 HEARTBEAT_S = 30
 """``--verbose``: how long a test runs before the suite says it is still running."""
 
 
 def default_jobs() -> int:
-    return max(1, min(os.cpu_count() or 1, 4))
+    """One worker per CPU this process may use (``placement.usable_cpus``).  No longer
+    capped at 4: the cap was there for a host's count, which overstates what a container
+    or a ``taskset`` may use; the usable count does not, and a run scales with it (the
+    suite has some 590 tests, far more than a runner has CPUs, and work stealing keeps
+    every worker busy; a worker costs one Python process and its backend instances)."""
+    return placement.usable_cpus().usable
+
+
+@dataclass(frozen=True)
+class Workers:
+    """How many workers a run has, why, and each one's devices (when grouped)."""
+
+    jobs: int
+    why: str
+    """E.g. ``1 CPU usable by this process (affinity), host has 2``, or ``--jobs 4``."""
+    groups: list[list[int]] = field(default_factory=list)
+    """Worker ``gwI``'s devices, for each I (empty: the workers share every device)."""
+
+    def header(self) -> str:
+        """The run's first line: ``1 worker: 1 CPU usable ...``, and the device groups."""
+        text = f"{self.jobs} worker{'' if self.jobs == 1 else 's'}: {self.why}"
+        if self.groups:
+            text += f"; devices per worker: {placement.groups_text(self.groups)}"
+        return text
+
+
+@functools.lru_cache(maxsize=4)
+def _device_count(adapter: str, options: tuple[tuple[str, str], ...]) -> int:
+    try:
+        return placement.probe_device_count(adapter, dict(options))
+    except Exception as exc:  # a backend that cannot be started or asked: one line
+        raise RunError(
+            f"--devices-per-worker: cannot ask backend {adapter!r} how many devices it has: "
+            + " ".join(str(exc).split())
+        ) from None
+
+
+def _jobs_given(opts: RunOptions) -> str:
+    return f"--jobs {opts.jobs}" if "jobs" in opts.given else "as the run was given"
+
+
+def workers(opts: RunOptions) -> Workers:
+    """The run's workers (RunError, one line, for device groups the backend cannot make)."""
+    cpus = placement.usable_cpus()
+    k = opts.devices_per_worker
+    if k is None:
+        if opts.jobs is not None:
+            return Workers(opts.jobs, _jobs_given(opts))
+        return Workers(cpus.usable, cpus.describe())
+    if k < 1:
+        raise RunError(f"--devices-per-worker {k}: must be at least 1")
+    options = adapter_options.parse(opts.adapter_options, "--adapter-option")
+    if placement.DEVICE_IDS in options:
+        raise RunError(
+            f"--adapter-option {placement.DEVICE_IDS}: set by --devices-per-worker for each "
+            "worker; give one or the other"
+        )
+    count = _device_count(opts.adapter, tuple(sorted(options.items())))
+    if opts.jobs is not None:
+        jobs, why = opts.jobs, _jobs_given(opts)
+    else:
+        jobs = min(cpus.usable, count // k)
+        why = f"{cpus.describe()}; {count} devices, {k} per worker"
+    if jobs < 1 or jobs * k > count:
+        raise RunError(
+            f"--devices-per-worker {k}: {max(jobs, 1)} worker(s) need {max(jobs, 1) * k} "
+            f"devices; the backend has {count}"
+        )
+    return Workers(jobs, why, placement.device_groups(jobs, k))
 
 
 def check(opts: RunOptions) -> None:
@@ -138,6 +216,8 @@ def check(opts: RunOptions) -> None:
         raise RunError(f"--examples {opts.examples}: must be at least 1")
     if opts.jobs is not None and opts.jobs < 1:
         raise RunError(f"--jobs {opts.jobs}: must be at least 1")
+    if opts.devices_per_worker is not None and opts.devices_per_worker < 1:
+        raise RunError(f"--devices-per-worker {opts.devices_per_worker}: must be at least 1")
     if opts.time_budget is not None and not opts.time_budget > 0:
         raise RunError(f"--time-budget {opts.time_budget:g}: must be more than 0 minutes")
     if opts.call_timeout is not None and not opts.call_timeout > 0:
@@ -146,6 +226,7 @@ def check(opts: RunOptions) -> None:
         adapter_options.parse(opts.adapter_options, "--adapter-option")
     except ValueError as exc:
         raise RunError(str(exc)) from None
+    workers(opts)  # device groups the backend cannot make: said before anything runs
     for flag, path in (
         ("--expectations", opts.expectations),
         ("--skips", opts.skips),
@@ -194,7 +275,7 @@ def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
         adapter=opts.adapter,
         adapter_options=opts.adapter_options,
         results=d / "results.json",
-        workers=opts.jobs or default_jobs(),
+        workers=workers(opts).jobs,
         rootdir=d,
         extra=["--tb=no", "--no-header", "--acl-trace-dir", str(d / "traces")],
     )
@@ -210,6 +291,8 @@ def pytest_command(opts: RunOptions, where: Path | None = None) -> list[str]:
         cmd += ["--acl-requirement", r]
     if opts.no_shrink:
         cmd += ["--acl-no-shrink"]
+    if opts.devices_per_worker is not None:
+        cmd += ["--acl-devices-per-worker", str(opts.devices_per_worker)]
     if opts.skips is not None:
         cmd += ["--acl-skips", str(opts.skips.resolve())]
     if opts.flakes is not None:
@@ -231,11 +314,16 @@ def _version(dist: str) -> str:
 
 
 def run_info(opts: RunOptions, argv: list[str]) -> dict[str, Any]:
+    w = workers(opts)
+    cpus = placement.usable_cpus()
+    # The CPUs this process may use, not the host's count, say how many workers it had.
     return {
         "mode": opts.mode,
-        "jobs": opts.jobs or default_jobs(),
+        "jobs": w.jobs,
+        "workers": w.header(),
+        **({"device_groups": {f"gw{i}": g for i, g in enumerate(w.groups)}} if w.groups else {}),
         "command": ["acl-conformance", *argv],
-        "machine": f"{platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs",
+        "machine": f"{platform.platform()}, {platform.machine()}, {cpus.host} CPUs",
         "python": platform.python_version(),
         "hypothesis": _version("hypothesis"),
         "pytest": _version("pytest"),
@@ -446,6 +534,7 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     stopped: Interrupted | None = None
     deadline = time.monotonic() + opts.time_budget * 60 if opts.time_budget is not None else None
     started = time.monotonic()
+    out.write(f"acl-conformance: {workers(opts).header()}\n")
     try:
         with Supervisor(deadline=deadline) as sup:
             try:

@@ -3,6 +3,8 @@ Hypothesis settings, the helper plugins, and the report header."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from acl_conformance.adapters.registry import AdapterResolutionError
@@ -13,6 +15,7 @@ from acl_conformance.conformance.gating.expectations import Expectations
 from acl_conformance.conformance.gating.expectations import ExpectationsError
 from acl_conformance.conformance.harness.runstate import RunState
 from acl_conformance.conformance.session import context
+from acl_conformance.conformance.session import placement
 from acl_conformance.conformance.session import settings
 
 from . import shared
@@ -34,15 +37,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Ordering(), "acl-conformance-ordering")
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+    workerinput = getattr(config, "workerinput", None)
     suite = context.Suite(
         adapter_name=config.getoption("acl_adapter"),
-        adapter_options=adapter_options(config),
+        adapter_options={**adapter_options(config), **_device_ids(config, workerinput)},
         profile=config.getoption("acl_profile"),
         call_timeout=config.getoption("acl_call_timeout"),
     )
     context.install(suite)
     config.stash[shared.SUITE] = suite
-    workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and workerinput.get("acl_run_dir"):
         suite.run = RunState(workerinput["acl_run_dir"])
     else:
@@ -68,6 +71,20 @@ def pytest_configure(config: pytest.Config) -> None:
         # Now, before the suite's modules are imported: a state machine's TestCase
         # takes its settings when the class is built.
         shared.load_settings(config)
+
+
+def _device_ids(config: pytest.Config, workerinput: dict[str, Any] | None) -> dict[str, str]:
+    """``--acl-devices-per-worker``: the adapter option that tells the adapter this
+    process's devices.  A worker's come from the controller (``XdistHooks``); the
+    controller and a run without workers use the first group (the controller starts its
+    backend only to check it before the run, which also shows that the adapter takes
+    the option)."""
+    per_worker = config.getoption("acl_devices_per_worker")
+    if per_worker is None:
+        return {}
+    if workerinput is not None:
+        return {placement.DEVICE_IDS: workerinput["acl_device_ids"]}
+    return {placement.DEVICE_IDS: placement.ids_text(placement.device_groups(1, per_worker)[0])}
 
 
 def _listing(path: str | None, what: str) -> Expectations:
@@ -97,4 +114,9 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"acl-conformance: backend version: {suite.backend_version}",
         f"acl-conformance: hypothesis profile={hyp}, seed={seed}"
         + (f", examples={examples}" if examples else ""),
+        *(
+            [f"acl-conformance: devices per worker: {per_worker} (worker I owns I*K .. I*K+K-1)"]
+            if (per_worker := config.getoption("acl_devices_per_worker"))
+            else []
+        ),
     ]

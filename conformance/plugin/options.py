@@ -127,6 +127,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "earlier run",
     )
     g.addoption(
+        "--acl-devices-per-worker",
+        type=int,
+        default=None,
+        metavar="K",
+        help="device groups: pytest-xdist worker I owns devices I*K .. I*K+K-1, given to "
+        "its adapter as the option device_ids (default: every worker sees every device)",
+    )
+    g.addoption(
         "--acl-stop-on",
         default=None,
         metavar="ID",
@@ -155,6 +163,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     """Refuse, in one line, what a run of the suite cannot honour: Hypothesis' own profile
     and seed (the suite loads its own profile and seeds its tests itself; Hypothesis'
     plugin would also fail on the suite's profile names) and a negative heartbeat."""
+    per_worker = config.getoption("acl_devices_per_worker")
+    if per_worker is not None and per_worker < 1:
+        raise pytest.UsageError(f"--acl-devices-per-worker {per_worker}: must be at least 1")
     heartbeat = config.getoption("acl_heartbeat")
     if heartbeat is not None and heartbeat <= 0:
         raise pytest.UsageError(f"--acl-heartbeat {heartbeat:g}: expected a number of seconds > 0")

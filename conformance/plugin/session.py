@@ -19,6 +19,7 @@ from acl_conformance.conformance.gating import results
 from acl_conformance.conformance.gating.expectations import Expectations
 from acl_conformance.conformance.gating.expectations import short_id
 from acl_conformance.conformance.session import context
+from acl_conformance.conformance.session import placement
 from acl_conformance.reports.status import Status
 
 from . import shared
@@ -42,6 +43,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         try:
             suite.adapter()
         except AdapterResolutionError as exc:
+            if placement.DEVICE_IDS in suite.adapter_options and placement.DEVICE_IDS in str(exc):
+                raise pytest.UsageError(
+                    f"--devices-per-worker: adapter {suite.adapter_name!r} does not take the "
+                    f"option {placement.DEVICE_IDS}, so its workers cannot have devices of their "
+                    f"own (docs/writing-an-adapter.md, device groups): {exc}"
+                ) from None
             raise pytest.UsageError(str(exc)) from None
         except context.BackendSetupError as exc:
             raise pytest.UsageError(f"adapter {suite.adapter_name!r}: {exc}") from None

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from acl_conformance.conformance.harness.runstate import RunState
+from acl_conformance.conformance.session import placement
 
 ITEMS = pytest.StashKey[dict[str, list[Any]]]()
 """On the controller's config: each test's suite id and requirements, by node id."""
@@ -23,14 +24,27 @@ class XdistHooks:
     def __init__(self, config: pytest.Config, run: RunState) -> None:
         self.config = config
         self.run = run
+        self.per_worker: int | None = config.getoption("acl_devices_per_worker", None)
+        self.owners: dict[int, str] = {}
+        """Device group -> the worker that owns it now (``--acl-devices-per-worker``)."""
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["acl_run_dir"] = str(self.run.dir)
+        if self.per_worker is not None:
+            # The lowest group no live worker owns: worker gwI starts with group I, and a
+            # worker started in place of one that died (with a new name) takes the group
+            # the dead one left, so that no two live workers share a device.
+            group = min(set(range(len(self.owners) + 1)) - set(self.owners))
+            self.owners[group] = node.gateway.id
+            ids = placement.device_groups(group + 1, self.per_worker)[group]
+            node.workerinput["acl_device_ids"] = placement.ids_text(ids)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """A worker ended; keep what it said of its items."""
+        """A worker ended; keep what it said of its items, free its devices."""
+        name = node.gateway.id
+        self.owners = {g: w for g, w in self.owners.items() if w != name}
         output = getattr(node, "workeroutput", {})
         items = output.get("acl_items")
         if items:

@@ -202,7 +202,8 @@ def check(opts: RunOptions) -> None:
             )
             raise RunError(
                 f"--mode conformance locks every option but --adapter, --adapter-option, "
-                f"--report-dir, --verbose, --time-budget, --shard and --durations (a "
+                f"--report-dir, --verbose, --time-budget, --shard, --durations, --jobs and "
+                f"--devices-per-worker (a "
                 f"conformance result is made with the suite's fixed settings); remove {flags}"
             )
     if opts.profile not in PROFILES:

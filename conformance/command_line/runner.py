@@ -44,6 +44,7 @@ from acl_conformance.reports.evidence_text import gate_basis
 from acl_conformance.reports.status import SHOWN
 from acl_conformance.reports.status import Status
 
+from . import finds_gate
 from . import staging
 from .buildinfo import suite_info
 
@@ -82,6 +83,9 @@ class RunOptions:
     """Minutes the run may take: then it is stopped, and reports what finished."""
     given: set[str] = field(default_factory=set)
     """The options given on the command line (a conformance run locks the others)."""
+    replay: Path | None = None
+    """A bug hunt's folder: its saved finds are replayed first; one that still fails
+    fails the gate (``finds_gate.py``)."""
 
 
 CONFORMANCE_ALLOWED = {"adapter", "adapter_option", "report_dir", "mode", "verbose", "time_budget"}
@@ -138,6 +142,8 @@ def check(opts: RunOptions) -> None:
     ):
         if path is not None:
             _check_list_file(flag, path)
+    if opts.replay is not None and not opts.replay.is_dir():
+        raise RunError(f"--replay {opts.replay}: not a directory (a hunt's --database folder)")
     if opts.report_dir.exists() and not opts.report_dir.is_dir():
         raise RunError(f"--report-dir {opts.report_dir}: exists and is not a directory")
 
@@ -404,7 +410,13 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     stopped: Interrupted | None = None
     deadline = time.monotonic() + opts.time_budget * 60 if opts.time_budget is not None else None
     started = time.monotonic()
+    replayed: list[finds_gate.Replayed] = []
     try:
+        if opts.replay is not None:  # a bug hunt's finds, first
+            options = adapter_options.parse(opts.adapter_options, "--adapter-option")
+            replayed = finds_gate.replay_all(
+                opts.replay, opts.adapter, options, opts.profile, opts.call_timeout, out
+            )
         with Supervisor(deadline=deadline) as sup:
             try:
                 rc, stderr = run_pytest(opts, out, where, sup)
@@ -412,6 +424,7 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
                 # From here on a signal is only noted: what finished goes into place whole.
                 stopped, rc, stderr = exc, -1, ""
             report = _report(opts, argv, rc, stderr, where, stopped, time.monotonic() - started)
+            finds_gate.mark(report, replayed)
             reports.write(report, where)
             try:
                 staging.commit(where, opts.report_dir)

@@ -12,6 +12,7 @@ from acl_conformance.conformance.gating import results
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import for_profile
 
+from . import hunt
 from . import shared
 
 
@@ -26,6 +27,9 @@ def pytest_collection_modifyitems(
     profile = config.getoption("acl_profile")
     _check_markers(suite_items, profile)
     suite_items = _select(config, items, suite_items)
+    if hunt.active(config):
+        hunt.select(config, items)
+        suite_items = [i for i in items if shared.is_suite_item(i)]
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         # For the controller: what a test is, should its worker die while running it

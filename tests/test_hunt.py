@@ -150,6 +150,10 @@ def test_hunt_without_hypofuzz_says_how_to_install_it(
 
 
 def test_the_gate_never_imports_hypofuzz() -> None:
+    """Nothing of the suite's imports HypoFuzz.  (Once it is installed, Hypothesis itself
+    loads it as a plugin of its own, through its entry points, in every process that
+    imports Hypothesis: HYPOTHESIS_NO_PLUGINS turns that off here, so that only the
+    suite's own imports count.)"""
     code = (
         "import sys\n"
         "import acl_conformance.conformance.command_line.cli\n"
@@ -157,20 +161,30 @@ def test_the_gate_never_imports_hypofuzz() -> None:
         "import acl_conformance.conformance.suite.test_machines\n"
         "assert 'hypofuzz' not in sys.modules, 'hypofuzz imported'\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    env = {**os.environ, "HYPOTHESIS_NO_PLUGINS": "1"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
 def test_hunt_command_runs_the_machines_with_the_runs_options(tmp_path: Path) -> None:
     opts = hunt.HuntOptions(
         adapter="x:y", adapter_options=["a=1"], profile="cann", workers=3, database=str(tmp_path)
     )
-    cmd = hunt.command(opts, tmp_path)
+    cmd = hunt.command(opts, tmp_path, ["SingleDevice", "Threads"])
     tail = cmd[cmd.index("--") + 1 :]
-    assert cmd[cmd.index("-n") + 1] == "3" and "--no-dashboard" in cmd
+    assert cmd[cmd.index("-n") + 1] == "1" and "--no-dashboard" in cmd
+    assert tail[tail.index("-k") + 1] == "SingleDevice or Threads"
     assert hunt.MACHINES in tail and "--acl-hunt" in tail and "--acl-finds" in tail
     for flag, value in (("--acl-adapter", "x:y"), ("--acl-adapter-option", "a=1"),
                         ("--acl-profile", "cann")):  # fmt: skip
         assert tail[tail.index(flag) + 1] == value
+
+
+def test_each_process_hunts_its_own_machines() -> None:
+    machines = ("A", "B", "C")
+    assert hunt.plan(1, machines) == [["A", "B", "C"]]
+    assert hunt.plan(2, machines) == [["A"], ["B", "C"]]
+    assert hunt.plan(4, machines) == [["A"], ["B"], ["C"], ["A"]]
+    assert hunt.MACHINE_NAMES[0] == "SingleDevice"
 
 
 def test_redis_hunt_needs_a_finds_folder() -> None:

@@ -90,9 +90,24 @@ def check(opts: HuntOptions) -> None:
         raise RunError(str(exc)) from None
 
 
-def command(opts: HuntOptions, rootdir: Path) -> list[str]:
-    """HypoFuzz's command line: ``hypothesis fuzz -n N`` over the machines, with the
-    plugin's options of the run and its hunt."""
+MACHINE_NAMES = ("SingleDevice", "MultiDevice", "Threads")
+"""The machines, the one most requirements rest on first."""
+
+
+def plan(workers: int, machines: tuple[str, ...] = MACHINE_NAMES) -> list[list[str]]:
+    """The machines each of ``workers`` processes hunts: one machine each for all but the
+    last, which takes the rest (with more workers than machines, the round starts again).
+    HypoFuzz itself would give every process every machine and spend its time where new
+    behaviour comes fastest: a machine of several host threads finds new behaviour in
+    every interleaving, and would starve the others."""
+    if workers >= len(machines):
+        return [[machines[k % len(machines)]] for k in range(workers)]
+    return [[m] for m in machines[: workers - 1]] + [list(machines[workers - 1 :])]
+
+
+def command(opts: HuntOptions, rootdir: Path, machines: list[str] | None = None) -> list[str]:
+    """HypoFuzz's command line for one process: ``hypothesis fuzz -n 1`` over the
+    ``machines`` (default: all), with the plugin's options of the run and its hunt."""
     database = opts.database if opts.redis else str(Path(opts.database).resolve())
     pytest_args = ["-c", "/dev/null", "--rootdir", str(rootdir), "-p", "no:cacheprovider"]
     pytest_args += ["-q", "--pyargs", MACHINES, "--acl-adapter", opts.adapter]
@@ -101,7 +116,9 @@ def command(opts: HuntOptions, rootdir: Path) -> list[str]:
     pytest_args += ["--acl-finds", str(opts.finds_dir.resolve())]
     if opts.call_timeout is not None:
         pytest_args += ["--acl-call-timeout", str(opts.call_timeout)]
-    fuzz = ["fuzz", "-n", str(opts.workers), "--no-dashboard"]
+    if machines:
+        pytest_args += ["-k", " or ".join(machines)]
+    fuzz = ["fuzz", "-n", "1", "--no-dashboard"]
     return [sys.executable, "-c", _FUZZ, *fuzz, "--", *pytest_args]
 
 
@@ -167,21 +184,26 @@ def hunt(opts: HuntOptions, out: TextIO | None = None) -> int:
     started = time.time()
     t0 = time.monotonic()
     end = t0 + opts.minutes * 60
-    with Supervisor() as sup, log.open("w") as log_file:
-        proc = sup.popen(
-            command(opts, progress_dir.resolve()),
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            cwd=progress_dir,
-        )
+    logs = []
+    with Supervisor() as sup:
+        procs = []
+        for k, machines in enumerate(plan(opts.workers)):
+            logs.append(progress_dir / f"hunt-{int(started)}-{k}.log")
+            with logs[-1].open("w") as log_file:
+                procs.append(
+                    sup.popen(
+                        command(opts, progress_dir.resolve(), machines),
+                        stdout=log_file,
+                        stderr=subprocess.STDOUT,
+                        cwd=progress_dir,
+                    )
+                )
         before, at = Progress(), time.monotonic()
-        rc = None
         while time.monotonic() < end:
             time.sleep(min(0.5, max(0.0, end - time.monotonic())))
             sup.check()
-            rc = proc.poll()
-            if rc is not None:
-                break
+            if all(p.poll() is not None for p in procs):
+                break  # a process whose machines the backend cannot run ends at once
             if time.monotonic() - at >= PROGRESS_EVERY_S:
                 now = Progress.read(progress_dir, started)
                 n = len(finds.load_all(root))
@@ -191,11 +213,14 @@ def hunt(opts: HuntOptions, out: TextIO | None = None) -> int:
                 )
                 out.flush()
                 before, at = now, time.monotonic()
-        # time is up (or HypoFuzz stopped): the supervisor ends its processes on leaving
-    if rc is not None and time.monotonic() < end:
+        # time is up (or every process stopped): the supervisor ends them on leaving
+        stopped = [
+            (p.returncode, log) for p, log in zip(procs, logs, strict=True) if p.poll() is not None
+        ]
+    if len(stopped) == len(procs) and time.monotonic() < end and not finds.load_all(root):
+        rc, log = stopped[0]
         tail = log.read_text(errors="replace").strip().splitlines()[-5:]
-        if not finds.load_all(root):
-            raise RunError(f"HypoFuzz stopped (exit {rc}): {' | '.join(tail)} (log: {log})")
+        raise RunError(f"HypoFuzz stopped (exit {rc}): {' | '.join(tail)} (log: {log})")
     total = Progress.read(progress_dir, started)
     found = finds.load_all(root)
     new = [f for f in found if f.identity not in known]

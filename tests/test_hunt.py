@@ -30,7 +30,7 @@ from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
 from acl_conformance.conformance.traces import finds
 
 VARIANTS = "acl_conformance.adapters.variants:variant"
-BURST = "burst-end-loses-last-byte"
+ACROSS = "registered-odd-copy-across-1k-loses-last-byte"
 HUNT_ONLY = [v.name for v in CATALOGUE if v.hunt_only]
 OPT_IN = pytest.mark.skipif(
     os.environ.get("ACL_CONFORMANCE_HUNT_TESTS") != "1",
@@ -38,15 +38,15 @@ OPT_IN = pytest.mark.skipif(
 )
 
 
-def _burst_failure(offset: int = 17, count: int = 31) -> tuple[context.Suite, ConformanceFailure]:
-    """A failure of the burst variant, as a harness classifies it (what a hunt saves)."""
-    suite = context.Suite(adapter_name=VARIANTS, adapter_options={"name": BURST})
+def _across_failure(offset: int = 2047, count: int = 3) -> tuple[context.Suite, ConformanceFailure]:
+    """A failure of the 2 KiB variant, as a harness classifies it (what a hunt saves)."""
+    suite = context.Suite(adapter_name=VARIANTS, adapter_options={"name": ACROSS})
     seen: list[ConformanceFailure] = []
     suite.on_failure = seen.append
     with pytest.raises(ConformanceFailure), suite.harness() as h:
         src = h.pinned(count, ops.pattern(5, count))
-        copy_and_synchronize(h, "g_arr256", src, count=count, offset=offset)
-        h.observe("g_arr256")
+        copy_and_synchronize(h, "g_arr4k", src, count=count, offset=offset)
+        h.observe("g_arr4k")
     assert seen, "the harness told the suite of no failure"
     return suite, seen[0]
 
@@ -55,17 +55,18 @@ def _save(root: Path, suite: context.Suite, f: ConformanceFailure) -> Path | Non
     return finds.save(root, f.identity, Hunt(suite, root).trace_doc(f))
 
 
-def test_the_burst_variant_breaks_only_at_its_offset_and_count() -> None:
-    suite, f = _burst_failure()
+@pytest.mark.parametrize("offset,count", [(2046, 3), (2047, 4), (2045, 3), (2049, 1001)])
+def test_the_2k_variant_breaks_only_odd_copies_across_2k(offset: int, count: int) -> None:
+    suite, f = _across_failure()
     assert f.requirement == "EFFECT-BYTES"
-    with suite.harness() as h:  # one byte off either way: a correct copy
-        src = h.pinned(31, ops.pattern(6, 31))
-        copy_and_synchronize(h, "g_arr256", src, count=31, offset=18)
-        h.observe("g_arr256")
+    with suite.harness() as h:  # an even start, an even count, or no 2 KiB crossed: correct
+        src = h.pinned(count, ops.pattern(6, count))
+        copy_and_synchronize(h, "g_arr4k", src, count=count, offset=offset)
+        h.observe("g_arr4k")
 
 
 def test_finds_are_saved_once_per_identity_keeping_the_shortest(tmp_path: Path) -> None:
-    suite, f = _burst_failure()
+    suite, f = _across_failure()
     doc = Hunt(suite, tmp_path).trace_doc(f)
     longer = {**doc, "calls": [*doc["calls"], *doc["calls"][-1:]]}
     first = finds.save(tmp_path, f.identity, longer)
@@ -83,15 +84,15 @@ def test_finds_are_saved_once_per_identity_keeping_the_shortest(tmp_path: Path) 
 
 
 def test_a_hunting_process_saves_each_failure_as_it_is_classified(tmp_path: Path) -> None:
-    suite = context.Suite(adapter_name=VARIANTS, adapter_options={"name": BURST})
+    suite = context.Suite(adapter_name=VARIANTS, adapter_options={"name": ACROSS})
     h = Hunt(suite, tmp_path)
     suite.on_failure = h.failure
     suite.on_example = h.example
     suite.example_started("SingleDeviceMachine")
     with pytest.raises(ConformanceFailure), suite.harness() as harness:
-        src = harness.pinned(31, ops.pattern(5, 31))
-        copy_and_synchronize(harness, "g_arr256", src, count=31, offset=49)
-        harness.observe("g_arr256")
+        src = harness.pinned(101, ops.pattern(5, 101))
+        copy_and_synchronize(harness, "g_arr4k", src, count=101, offset=2001)
+        harness.observe("g_arr4k")
     [saved] = finds.load_all(tmp_path)
     assert saved.identity.startswith("EFFECT-BYTES at ")
     progress = hunt.Progress.read(tmp_path / ".progress", since=0)
@@ -99,10 +100,10 @@ def test_a_hunting_process_saves_each_failure_as_it_is_classified(tmp_path: Path
 
 
 def test_replay_of_finds_fails_on_the_variant_and_passes_on_the_simulator(tmp_path: Path) -> None:
-    suite, f = _burst_failure()
+    suite, f = _across_failure()
     _save(tmp_path / "finds", suite, f)
     out = io.StringIO()
-    bad = finds_gate.replay_all(tmp_path, VARIANTS, {"name": BURST}, "spec", None, out)
+    bad = finds_gate.replay_all(tmp_path, VARIANTS, {"name": ACROSS}, "spec", None, out)
     assert [r.still_fails for r in bad] == [True] and "EFFECT-BYTES" in bad[0].broken
     good = finds_gate.replay_all(tmp_path, "sim", {}, "spec", None, out)
     assert [r.still_fails for r in good] == [False]
@@ -117,11 +118,11 @@ def test_replay_of_finds_fails_on_the_variant_and_passes_on_the_simulator(tmp_pa
 def test_run_replay_fails_the_gate_on_a_find_that_still_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    suite, f = _burst_failure()
+    suite, f = _across_failure()
     _save(tmp_path / "hunt" / "finds", suite, f)
-    common = ["run", "--replay", str(tmp_path / "hunt"), "--requirement", "KIND-ACCEPTED"]
+    common = ["run", "--replay", str(tmp_path / "hunt"), "--requirement", "SYMBOL-NULL"]
     common += ["--jobs", "1"]
-    rc = main([*common, "--adapter", VARIANTS, "--adapter-option", f"name={BURST}",
+    rc = main([*common, "--adapter", VARIANTS, "--adapter-option", f"name={ACROSS}",
                "--report-dir", str(tmp_path / "bad")])  # fmt: skip
     out = capsys.readouterr().out
     assert rc == 1, out

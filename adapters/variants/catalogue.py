@@ -210,14 +210,14 @@ CATALOGUE: tuple[Variant, ...] = (
     ),
     # bugs the ci run misses and a bug hunt finds (hunt_mutants.py)
     Variant(
-        "burst-end-loses-last-byte",
-        (hm.BurstEndLosesItsLastByte.__doc__ or "").strip().replace("\n", " "),
-        hm.BurstEndLosesItsLastByte,
+        "registered-odd-copy-across-1k-loses-last-byte",
+        (hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte.__doc__ or "").strip().replace("\n", " "),
+        hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte,
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         hunt_only=True,
     ),
     Variant(
-        "sync-early-after-wait-past-6",
+        "sync-early-after-wait-when-deep",
         (hm.StreamSyncEarlyAfterWaitWhenDeep.__doc__ or "").strip().replace("\n", " "),
         hm.StreamSyncEarlyAfterWaitWhenDeep,
         dict.fromkeys(BOTH, _SYNC),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import DEFAULT
 from acl_conformance.reference_impl.constants import H2D
 from acl_conformance.reference_impl.constants import SIZE_MAX
@@ -19,11 +21,32 @@ from acl_conformance.reference_impl.constants import SIZE_MAX
 from .mutant_base import MutantBase
 
 
-class BurstEndLosesItsLastByte(MutantBase):
-    """A copy that starts at 17 mod 32 in its variable and whose count is 31 mod 32 (it
-    ends exactly on a 32-byte burst boundary from an odd start) loses its last byte."""
+class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(MutantBase):
+    """A copy from host memory registered with aclrtHostRegister that starts at an odd
+    offset, has an odd count and crosses a 1 KiB boundary of its variable (the registered
+    path's DMA splits there and rounds the odd tail down) loses its last byte."""
 
-    BURST = 32
+    SPLIT = 1024
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.registered: dict[int, int] = {}
+        """Start -> size of each range registered and not unregistered."""
+
+    def host_register(self, ptr: int, size: int, flag: int = ACL_HOST_REG_PINNED) -> int:
+        code = super().host_register(ptr, size, flag)
+        if code == ACL_SUCCESS:
+            self.registered[ptr] = size
+        return code
+
+    def host_unregister(self, ptr: int) -> int:
+        code = super().host_unregister(ptr)
+        if code == ACL_SUCCESS:
+            self.registered.pop(ptr, None)
+        return code
+
+    def _from_registered(self, src: int) -> bool:
+        return any(a <= src < a + n for a, n in self.registered.items())
 
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
@@ -33,21 +56,23 @@ class BurstEndLosesItsLastByte(MutantBase):
             size is not None
             and src
             and kind in (H2D, DEFAULT)
-            and count % self.BURST == self.BURST - 1
-            and offset % self.BURST == self.BURST // 2 + 1
             and offset <= SIZE_MAX - count
             and offset + count <= size
+            and offset % 2 == 1
+            and count % 2 == 1
+            and offset // self.SPLIT != (offset + count - 1) // self.SPLIT
+            and self._from_registered(src)
         ):
             count -= 1
         return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
 
 
 class StreamSyncEarlyAfterWaitWhenDeep(MutantBase):
-    """aclrtSynchronizeStream returns success at once, without waiting, when more than 6
-    tasks of the stream are pending and the stream waited on an event since it was last
-    synchronised."""
+    """aclrtSynchronizeStream returns success at once, without waiting, when more than one
+    task of the stream is pending and the stream waited on an event since it was last
+    synchronised (the call waits on the event's slot and takes it for the stream's)."""
 
-    DEPTH = 6
+    DEPTH = 1
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)

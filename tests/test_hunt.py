@@ -24,6 +24,7 @@ from acl_conformance.conformance.command_line import hunt
 from acl_conformance.conformance.command_line import selfcheck
 from acl_conformance.conformance.command_line.cli import main
 from acl_conformance.conformance.harness.failure import ConformanceFailure
+from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.plugin.hunt import Hunt
 from acl_conformance.conformance.session import context
 from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
@@ -38,14 +39,21 @@ OPT_IN = pytest.mark.skipif(
 )
 
 
-def _across_failure(offset: int = 2047, count: int = 3) -> tuple[context.Suite, ConformanceFailure]:
+def _registered_copy(h: Harness, offset: int, count: int, tag: int = 5) -> None:
+    """A copy to g_arr4k from host memory registered with aclrtHostRegister, synchronised."""
+    buf = h.pageable(8192, ops.pattern(tag, 8192))
+    page = ((buf.address + 4095) & ~4095) - buf.address
+    h.call("host_register", ptr=buf.address + page, size=4096)
+    copy_and_synchronize(h, "g_arr4k", buf, count=count, offset=offset, src_offset=page)
+
+
+def _across_failure(offset: int = 1023, count: int = 3) -> tuple[context.Suite, ConformanceFailure]:
     """A failure of the 2 KiB variant, as a harness classifies it (what a hunt saves)."""
     suite = context.Suite(adapter_name=VARIANTS, adapter_options={"name": ACROSS})
     seen: list[ConformanceFailure] = []
     suite.on_failure = seen.append
     with pytest.raises(ConformanceFailure), suite.harness() as h:
-        src = h.pinned(count, ops.pattern(5, count))
-        copy_and_synchronize(h, "g_arr4k", src, count=count, offset=offset)
+        _registered_copy(h, offset, count)
         h.observe("g_arr4k")
     assert seen, "the harness told the suite of no failure"
     return suite, seen[0]
@@ -55,13 +63,15 @@ def _save(root: Path, suite: context.Suite, f: ConformanceFailure) -> Path | Non
     return finds.save(root, f.identity, Hunt(suite, root).trace_doc(f))
 
 
-@pytest.mark.parametrize("offset,count", [(2046, 3), (2047, 4), (2045, 3), (2049, 1001)])
-def test_the_2k_variant_breaks_only_odd_copies_across_2k(offset: int, count: int) -> None:
+@pytest.mark.parametrize("offset,count", [(1022, 3), (1023, 4), (1021, 3), (1025, 999)])
+def test_the_variant_breaks_only_odd_registered_copies_across_1k(offset: int, count: int) -> None:
     suite, f = _across_failure()
     assert f.requirement == "EFFECT-BYTES"
-    with suite.harness() as h:  # an even start, an even count, or no 2 KiB crossed: correct
-        src = h.pinned(count, ops.pattern(6, count))
-        copy_and_synchronize(h, "g_arr4k", src, count=count, offset=offset)
+    with suite.harness() as h:  # an even start, an even count, or no 1 KiB crossed: correct
+        _registered_copy(h, offset, count, tag=6)
+        h.observe("g_arr4k")
+        src = h.pinned(3, ops.pattern(7, 3))  # the same copy from aclrtMallocHost memory
+        copy_and_synchronize(h, "g_arr4k", src, count=3, offset=1023)
         h.observe("g_arr4k")
 
 
@@ -90,8 +100,7 @@ def test_a_hunting_process_saves_each_failure_as_it_is_classified(tmp_path: Path
     suite.on_example = h.example
     suite.example_started("SingleDeviceMachine")
     with pytest.raises(ConformanceFailure), suite.harness() as harness:
-        src = harness.pinned(101, ops.pattern(5, 101))
-        copy_and_synchronize(harness, "g_arr4k", src, count=101, offset=2001)
+        _registered_copy(harness, 2001, 101)
         harness.observe("g_arr4k")
     [saved] = finds.load_all(tmp_path)
     assert saved.identity.startswith("EFFECT-BYTES at ")

@@ -238,6 +238,8 @@ def hunt(opts: HuntOptions, out: TextIO | None = None) -> int:
     if found:
         out.write(
             f"replay them: acl-conformance run --replay {opts.database if not opts.redis else root}"
-            f" --adapter {opts.adapter} --profile {opts.profile}\n"
+            f" --adapter {opts.adapter}"
+            + "".join(f" --adapter-option {o}" for o in opts.adapter_options)
+            + f" --profile {opts.profile}\n"
         )
     return 1 if found else 0

@@ -232,8 +232,10 @@ def hunt(opts: HuntOptions, out: TextIO | None = None) -> int:
     for f in found:
         when = ""
         if f in new:
-            at = f.found
-            when = " (new" + (f", found {max(0.0, at - started):.0f} s in)" if at else ")")
+            found_at = f.found
+            when = " (new" + (
+                f", found {max(0.0, found_at - started):.0f} s in)" if found_at else ")"
+            )
         out.write(f"  {f.identity}{when}: {f.folder}\n")
     if found:
         out.write(

@@ -172,7 +172,7 @@ def hunt_database(where: str) -> object:
     if where.startswith(("redis://", "rediss://", "unix://")):
         try:
             from hypothesis.extra.redis import RedisExampleDatabase
-            from redis import Redis
+            from redis import Redis  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
             raise HuntDatabaseError(
                 f"--database {where}: Redis needs the redis package (pip install redis)"

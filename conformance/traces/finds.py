@@ -101,7 +101,7 @@ def save(root: Path, identity: str, doc: dict[str, Any]) -> Path | None:
 def load_all(root: Path) -> list[Find]:
     """The finds saved under ``root``, by identity (folders without both files are skipped:
     one being written)."""
-    out = []
+    out: list[Find] = []
     if not root.is_dir():
         return out
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):

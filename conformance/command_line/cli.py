@@ -225,9 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         action="append",
         metavar="KEY=VALUE",
-        help="an option for the backend's adapter (repeatable)",
+        help="an option for the backend's adapter (repeatable; default: none)",
     )
-    p_hunt.add_argument("--profile", default="spec", choices=PROFILES, help="(default: spec)")
+    p_hunt.add_argument(
+        "--profile", default="spec", choices=PROFILES, help="the profile (default: spec)"
+    )
     p_hunt.add_argument("--minutes", type=float, default=10.0, help="how long (default: 10)")
     p_hunt.add_argument("--workers", type=int, default=1, help="processes (default: 1)")
     p_hunt.add_argument(
@@ -238,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
         "acl-conformance-hunt)",
     )
     p_hunt.add_argument(
-        "--finds", metavar="DIR", help="where finds go (default: DIR/finds; needed with Redis)"
+        "--finds",
+        metavar="DIR",
+        help="where finds go (default: DATABASE/finds; needed with Redis)",
     )
     p_hunt.add_argument("--call-timeout", **settings.CALL_TIMEOUT_OPTION)  # type: ignore[arg-type]
     p_hunt.set_defaults(func=commands.cmd_hunt)

@@ -1,4 +1,4 @@
-"""tox.ini: the environments ``tox list`` shows are exactly the project's six.
+"""tox.ini: the environments ``tox list`` shows are exactly the project's seven.
 
 A description such as ``ruff: lint and format check`` is read by tox as a factor
 condition (``ruff:`` applies the rest to environments with the factor ``ruff``),
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ENVIRONMENTS = {"py", "lint", "type", "conformance", "selfcheck", "cann"}
+ENVIRONMENTS = {"py", "lint", "type", "conformance", "selfcheck", "cann", "hunt"}
 FACTOR_PREFIX = re.compile(r"^\s*[\w.!,-]+:\s")
 """What tox takes for a factor condition at the start of a value's line."""
 

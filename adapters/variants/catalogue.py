@@ -12,6 +12,7 @@ from acl_conformance.adapters.simulator import Simulator
 from . import corner_mutants as c
 from . import flaky as f
 from . import hang_mutants as h
+from . import hunt_mutants as hm
 from . import leaky
 from . import mutants as m
 from . import pervasive_mutants as pv
@@ -39,6 +40,11 @@ class Variant:
     hangs: str = ""
     """A call that never returns, in C form: the requirement it breaks must be reported
     ``timeout``, and the report must name that call."""
+    hunt_only: bool = False
+    """Found by a bug hunt (``acl-conformance hunt``), not by the ci run: its bug needs a
+    rarer input than the gate's budget reaches.  selfcheck does not count it among the
+    mutants the ci run must catch (tests/test_hunt.py checks that the ci run misses it,
+    and, opt-in, that a hunt finds it)."""
 
     @property
     def sort(self) -> str:
@@ -201,6 +207,22 @@ CATALOGUE: tuple[Variant, ...] = (
         f.EveryKthCopyLosesItsLastByte,
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         flaky=True,
+    ),
+    # bugs the ci run misses and a bug hunt finds (hunt_mutants.py)
+    Variant(
+        "registered-odd-copy-across-1k-loses-last-byte",
+        (hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte.__doc__ or "").strip().replace("\n", " "),
+        hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte,
+        dict.fromkeys(BOTH, "EFFECT-BYTES"),
+        hunt_only=True,
+    ),
+    Variant(
+        "sync-early-after-wait-when-deep",
+        (hm.StreamSyncEarlyAfterWaitWhenDeep.__doc__ or "").strip().replace("\n", " "),
+        hm.StreamSyncEarlyAfterWaitWhenDeep,
+        # hunt-only under spec: the cann profile's own event test catches it in the ci run
+        {"spec": _SYNC},
+        hunt_only=True,
     ),
     _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
     _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),

@@ -225,7 +225,54 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --shard: balance the parts by the seconds each test took in this earlier "
         "run's results.json (default: the same number of tests in each part)",
     )
+    p_run.add_argument(
+        "--replay",
+        action=_Given,
+        metavar="DIR",
+        help="first replay every find a bug hunt saved in DIR (its --database folder): the "
+        "gate fails on any that still fails (ci mode; default: none)",
+    )
     p_run.set_defaults(func=commands.cmd_run)
+
+    # the bug hunt (hunt.py): HypoFuzz, an optional extra
+    p_hunt = sub.add_parser(
+        "hunt",
+        help="hunt for bugs that need more search: the machines under HypoFuzz",
+        description="Run the suite's stateful machines under HypoFuzz for --minutes, in "
+        "--workers processes sharing Hypothesis' example database (--database: a directory, "
+        "on shared storage for several hosts, or redis://...).  Same adapters, profiles, "
+        "capability skips and judgement as run.  Each failure is saved in DATABASE/finds "
+        "(trace, C reproducer, identity); replay them with run --replay DATABASE.  Needs "
+        'HypoFuzz: pip install "acl-conformance[hunt]".  Exit 1 when finds are saved, 0 '
+        "when none, 2 on a usage error.",
+    )
+    p_hunt.add_argument("--adapter", default="sim", help="backend (default: sim)")
+    p_hunt.add_argument(
+        "--adapter-option",
+        default=[],
+        action="append",
+        metavar="KEY=VALUE",
+        help="an option for the backend's adapter (repeatable; default: none)",
+    )
+    p_hunt.add_argument(
+        "--profile", default="spec", choices=PROFILES, help="the profile (default: spec)"
+    )
+    p_hunt.add_argument("--minutes", type=float, default=10.0, help="how long (default: 10)")
+    p_hunt.add_argument("--workers", type=int, default=1, help="processes (default: 1)")
+    p_hunt.add_argument(
+        "--database",
+        default="acl-conformance-hunt",
+        metavar="DIR",
+        help="the example database and finds folder, or redis://... (default: "
+        "acl-conformance-hunt)",
+    )
+    p_hunt.add_argument(
+        "--finds",
+        metavar="DIR",
+        help="where finds go (default: DATABASE/finds; needed with Redis)",
+    )
+    p_hunt.add_argument("--call-timeout", **settings.CALL_TIMEOUT_OPTION)  # type: ignore[arg-type]
+    p_hunt.set_defaults(func=commands.cmd_hunt)
 
     p_replay = sub.add_parser(
         "replay",

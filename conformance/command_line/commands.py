@@ -25,6 +25,7 @@ from acl_conformance.reference_impl.catalogue import PROFILES
 from acl_conformance.reference_impl.catalogue import Requirement
 from acl_conformance.reference_impl.catalogue import for_profile
 
+from . import hunt
 from . import runner
 from . import selfcheck
 from . import staging
@@ -116,8 +117,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         shard=args.shard,
         durations=Path(args.durations) if args.durations else None,
         given=set(getattr(args, "given", set())) | ({"pytest_args"} if args.rest else set()),
+        replay=Path(args.replay) if args.replay else None,
     )
     return runner.run(opts, list(args.argv))
+
+
+def cmd_hunt(args: argparse.Namespace) -> int:
+    opts = hunt.HuntOptions(
+        adapter=args.adapter,
+        adapter_options=list(args.adapter_option),
+        profile=args.profile,
+        minutes=args.minutes,
+        workers=args.workers,
+        database=args.database,
+        finds=Path(args.finds) if args.finds else None,
+        call_timeout=args.call_timeout,
+    )
+    return hunt.hunt(opts)
 
 
 def _load_trace(path: str) -> trace.Trace:

@@ -47,6 +47,7 @@ from acl_conformance.reports.evidence_text import gate_basis
 from acl_conformance.reports.status import SHOWN
 from acl_conformance.reports.status import Status
 
+from . import finds_gate
 from . import staging
 from .buildinfo import suite_info
 
@@ -91,6 +92,9 @@ class RunOptions:
     """With ``shard``: the results.json of an earlier run, whose test times balance the parts."""
     devices_per_worker: int | None = None
     """Give each worker this many devices of its own (device groups; docs/running.md)."""
+    replay: Path | None = None
+    """A bug hunt's folder: its saved finds are replayed first; one that still fails
+    fails the gate (``finds_gate.py``)."""
 
 
 CONFORMANCE_ALLOWED = {
@@ -236,6 +240,8 @@ def check(opts: RunOptions) -> None:
         if path is not None:
             _check_list_file(flag, path)
     _check_shard(opts)
+    if opts.replay is not None and not opts.replay.is_dir():
+        raise RunError(f"--replay {opts.replay}: not a directory (a hunt's --database folder)")
     if opts.report_dir.exists() and not opts.report_dir.is_dir():
         raise RunError(f"--report-dir {opts.report_dir}: exists and is not a directory")
 
@@ -536,7 +542,13 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     deadline = time.monotonic() + opts.time_budget * 60 if opts.time_budget is not None else None
     started = time.monotonic()
     out.write(f"acl-conformance: {workers(opts).header()}\n")
+    replayed: list[finds_gate.Replayed] = []
     try:
+        if opts.replay is not None:  # a bug hunt's finds, first
+            options = adapter_options.parse(opts.adapter_options, "--adapter-option")
+            replayed = finds_gate.replay_all(
+                opts.replay, opts.adapter, options, opts.profile, opts.call_timeout, out
+            )
         with Supervisor(deadline=deadline) as sup:
             try:
                 rc, stderr = run_pytest(opts, out, where, sup)
@@ -544,6 +556,7 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
                 # From here on a signal is only noted: what finished goes into place whole.
                 stopped, rc, stderr = exc, -1, ""
             report = _report(opts, argv, rc, stderr, where, stopped, time.monotonic() - started)
+            finds_gate.mark(report, replayed)
             reports.write(report, where)
             try:
                 staging.commit(where, opts.report_dir)

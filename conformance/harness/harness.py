@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -130,6 +131,9 @@ class Harness:
         self._in_setup: dict[int, bool] = {}
         self._unclassified = threading.local()
         self._any_streams: dict[int, int] = {}
+        self.on_failure: Callable[[ConformanceFailure], None] | None = None
+        """Told of every failure of the backend this harness classifies, before triage (a
+        bug hunt saves each as a find, whatever the test then makes of it)."""
         self.continue_past_masked = False
         """What a violation of a masked requirement does: a clause test ends there
         (Declined); a machine, which checks many things, sets it aside and goes on."""
@@ -517,6 +521,8 @@ class Harness:
 
     def classify(self, f: ConformanceFailure) -> BaseException:
         """What failure ``f`` is for this test (see ``triage.Triage.classify``)."""
+        if self.on_failure is not None and f.requirement is not None:
+            self.on_failure(f)
         return self.triage.classify(f)
 
     def snapshot(self) -> FailureSnapshot:

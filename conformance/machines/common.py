@@ -50,7 +50,9 @@ class HarnessMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cm = context.current().harness()
+        suite = context.current()
+        suite.example_started(type(self).__name__.rsplit("_", 1)[0])
+        self._cm = suite.harness()
         self.h: Harness = self._cm.__enter__()
         # A machine checks many things: a masked requirement broken again is set aside.
         self.h.continue_past_masked = True

@@ -14,6 +14,7 @@ from acl_conformance.conformance.gating import shards
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import for_profile
 
+from . import hunt
 from . import shared
 
 
@@ -28,6 +29,9 @@ def pytest_collection_modifyitems(
     profile = config.getoption("acl_profile")
     _check_markers(suite_items, profile)
     suite_items = _select(config, items, suite_items)
+    if hunt.active(config):
+        hunt.select(config, items)
+        suite_items = [i for i in items if shared.is_suite_item(i)]
     suite_items, shard = _shard(config, items, suite_items)
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:

@@ -18,6 +18,7 @@ from acl_conformance.conformance.session import context
 from acl_conformance.conformance.session import placement
 from acl_conformance.conformance.session import settings
 
+from . import hunt
 from . import shared
 from .collection import Ordering
 from .heartbeat import Heartbeat
@@ -51,6 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         # The controller (or a run without workers) owns the run's shared state.
         suite.run = RunState.create()
+    if hunt.active(config):
+        hunt.configure(config, suite)
     config.pluginmanager.register(XdistHooks(config, suite.run), "acl-conformance-xdist")
     config.pluginmanager.register(Collector(config), "acl-conformance-results")
     if workerinput is None:

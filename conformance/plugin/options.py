@@ -140,6 +140,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="ID",
         help="stop the run at the first failure that cites this requirement (self-checks)",
     )
+    # the bug hunt (acl-conformance hunt runs the machines under HypoFuzz with these)
+    g.addoption(
+        "--acl-hunt",
+        default=None,
+        metavar="DATABASE",
+        help="bug hunt: the machines only, not derandomised, sharing this example database "
+        "(a directory, or redis://...)",
+    )
+    g.addoption(
+        "--acl-finds",
+        default=None,
+        metavar="DIR",
+        help="bug hunt: save each failure found here, one folder per failure identity",
+    )
 
 
 def adapter_options(config: pytest.Config) -> dict[str, str]:

@@ -76,7 +76,16 @@ def requirements_of(item: pytest.Item) -> list[str]:
 
 
 def load_settings(config: pytest.Config) -> None:
-    """Load the Hypothesis settings profile the options name."""
+    """Load the Hypothesis settings profile the options name (a bug hunt's own, sharing
+    its database, under ``--acl-hunt``)."""
+    hunt = config.getoption("acl_hunt", None)
+    if hunt:
+        try:
+            database = settings.hunt_database(hunt)
+        except settings.HuntDatabaseError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        settings.load_hunt(database, config.getoption("acl_examples"))
+        return
     settings.load(
         config.getoption("acl_hypothesis_profile"),
         config.getoption("acl_examples"),

@@ -46,6 +46,7 @@ from acl_conformance.adapters.traced import Traced
 from acl_conformance.conformance.harness import reset
 from acl_conformance.conformance.harness.failure import BackendCrash
 from acl_conformance.conformance.harness.failure import BackendTimeout
+from acl_conformance.conformance.harness.failure import ConformanceFailure
 from acl_conformance.conformance.harness.failure import Declined
 from acl_conformance.conformance.harness.hangs import CallLimit
 from acl_conformance.conformance.harness.harness import Harness
@@ -150,6 +151,11 @@ class Suite:
     """Whether a harness of the test attempt running now was served by an instance that had
     served an earlier harness (under isolation ``reset`` or ``test``): its failure is
     rechecked on fresh instances (``attempts.py``).  Cleared by :meth:`next_test`."""
+    on_failure: Callable[[ConformanceFailure], None] | None = None
+    """A bug hunt's: told of every failure a harness of this Suite classifies (each is
+    saved as a find); None in a run."""
+    on_example: Callable[[str], None] | None = None
+    """A bug hunt's: told the name of each machine that starts an example (its progress)."""
     _forced: str | None = None
     """The isolation used instead of the adapter's, once a recheck passed."""
     _rechecking: bool = False
@@ -318,6 +324,11 @@ class Suite:
         self.recovered.append(test)
         self._forced = "example"
 
+    def example_started(self, machine: str) -> None:
+        """Machine ``machine`` starts an example (counted by a bug hunt)."""
+        if self.on_example is not None:
+            self.on_example(machine)
+
     def _why_own_instance(self, fresh: bool, mode: str) -> str | None:
         """Why the next harness gets an instance of its own, or None: the shared one."""
         if fresh:
@@ -357,6 +368,7 @@ class Suite:
             provisional=reused,
         )
         h.model.assume_initialized()  # the adapter was initialised (aclInit) once
+        h.on_failure = self.on_failure
         try:
             with h.setup():
                 h.call("set_device", device_id=0)

@@ -15,6 +15,7 @@ internals".
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from hypothesis import HealthCheck
 from hypothesis import Phase
@@ -148,3 +149,50 @@ def load(name: str, max_examples: int | None = None, no_shrink: bool = False) ->
     register(max_examples, no_shrink)
     limit_shrinking(SHRINK_SECONDS[name])
     settings.load_profile(registered_hypothesis_profile(name))
+
+
+# -- the bug hunt (``acl-conformance hunt``) ---------------------------------------------
+
+HUNT_PROFILE = "hunt"
+"""The Hypothesis settings profile of a bug hunt: not derandomised, with a shared example
+database (HypoFuzz fuzzes only tests that use the default database)."""
+
+HUNT_STEPS = 80
+"""Steps per machine example in a hunt: the deeper sequences the gate's 50 do not reach."""
+
+
+class HuntDatabaseError(ValueError):
+    """A hunt's database that cannot be used (the message is one line)."""
+
+
+def hunt_database(where: str) -> object:
+    """The example database a hunt shares with other hosts: Redis through Hypothesis' own
+    class when ``where`` is a ``redis://`` address (the ``redis`` package installed), else
+    a directory (``where``/examples; shared storage works)."""
+    if where.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from hypothesis.extra.redis import RedisExampleDatabase
+            from redis import Redis  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            raise HuntDatabaseError(
+                f"--database {where}: Redis needs the redis package (pip install redis)"
+            ) from None
+        return RedisExampleDatabase(Redis.from_url(where))
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    return DirectoryBasedExampleDatabase(str(Path(where) / "examples"))
+
+
+def load_hunt(database: object, max_examples: int | None = None) -> None:
+    """Load the hunt's settings profile, sharing ``database`` (see :func:`hunt_database`)."""
+    opts = dict(
+        _EVERY_HYPOTHESIS_PROFILE,
+        database=database,
+        derandomize=False,
+        max_examples=max_examples or 100,
+        stateful_step_count=HUNT_STEPS,
+    )
+    name = registered_hypothesis_profile(HUNT_PROFILE)
+    settings.register_profile(name, **opts)  # type: ignore[arg-type]
+    limit_shrinking(SHRINK_SECONDS["standard"])
+    settings.load_profile(name)

@@ -1,0 +1,94 @@
+"""Bugs that need more search than the gate spends (issue 22): the ci run passes them,
+a bug hunt of a few minutes (``acl-conformance hunt``) finds them.
+
+Each needs a rarer input than the gate's derandomised budget reaches: a particular
+offset/count pair, or a sequence of calls on one stream (a wait on an event among a
+queue deeper than a few tasks) before a synchronisation.  The catalogue marks them
+``hunt_only``: selfcheck does not count them as mutants the ci run must catch, and
+tests/test_hunt.py checks that the ci run indeed misses them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
+from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import DEFAULT
+from acl_conformance.reference_impl.constants import H2D
+from acl_conformance.reference_impl.constants import SIZE_MAX
+
+from .mutant_base import MutantBase
+
+
+class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(MutantBase):
+    """A copy from host memory registered with aclrtHostRegister that starts at an odd
+    offset, has an odd count and crosses a 1 KiB boundary of its variable (the registered
+    path's DMA splits there and rounds the odd tail down) loses its last byte."""
+
+    SPLIT = 1024
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.registered: dict[int, int] = {}
+        """Start -> size of each range registered and not unregistered."""
+
+    def host_register(self, ptr: int, size: int, flag: int = ACL_HOST_REG_PINNED) -> int:
+        code = super().host_register(ptr, size, flag)
+        if code == ACL_SUCCESS:
+            self.registered[ptr] = size
+        return code
+
+    def host_unregister(self, ptr: int) -> int:
+        code = super().host_unregister(ptr)
+        if code == ACL_SUCCESS:
+            self.registered.pop(ptr, None)
+        return code
+
+    def _from_registered(self, src: int) -> bool:
+        return any(a <= src < a + n for a, n in self.registered.items())
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        size = self._size_of(symbol)
+        if (
+            size is not None
+            and src
+            and kind in (H2D, DEFAULT)
+            and offset <= SIZE_MAX - count
+            and offset + count <= size
+            and offset % 2 == 1
+            and count % 2 == 1
+            and offset // self.SPLIT != (offset + count - 1) // self.SPLIT
+            and self._from_registered(src)
+        ):
+            count -= 1
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
+class StreamSyncEarlyAfterWaitWhenDeep(MutantBase):
+    """aclrtSynchronizeStream returns success at once, without waiting, when more than one
+    task of the stream is pending and the stream waited on an event since it was last
+    synchronised (the call waits on the event's slot and takes it for the stream's)."""
+
+    DEPTH = 1
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.waited: set[int] = set()
+        """The streams that waited on an event since they were last synchronised."""
+
+    def stream_wait_event(self, stream: int, event: int) -> int:
+        code = super().stream_wait_event(stream, event)
+        if code == 0:
+            self.waited.add(stream)
+        return code
+
+    def synchronize_stream(self, stream: int) -> int:
+        self._check_open()
+        _code, strm, _ctx = self._stream(stream)
+        if strm is not None and stream in self.waited and strm.pending() > self.DEPTH:
+            return 0
+        self.waited.discard(stream)
+        return super().synchronize_stream(stream)

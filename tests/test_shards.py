@@ -153,7 +153,9 @@ def test_shard_options_are_checked_before_the_suite_runs(
 def test_conformance_mode_allows_shards_and_still_locks_the_rest() -> None:
     opts = runner.RunOptions(mode="conformance", shard="1/2", given={"mode", "shard", "durations"})
     runner.check(opts)  # no error: merged, the shards are the run
-    with pytest.raises(runner.RunError, match="--shard and --durations"):
+    with pytest.raises(
+        runner.RunError, match="--shard, --durations, --jobs and --devices-per-worker"
+    ):
         runner.check(runner.RunOptions(mode="conformance", given={"mode", "seed"}))
 
 

@@ -24,13 +24,13 @@ from dataclasses import field
 from pathlib import Path
 from typing import TextIO
 
-from acl_conformance.conformance.session import adapter_options
 from acl_conformance.conformance.session.suite_command import SUITE
 from acl_conformance.conformance.session.supervise import Supervisor
 from acl_conformance.conformance.traces import finds
 from acl_conformance.reference_impl.catalogue import PROFILES
 
 from .runner import RunError
+from .runner import check_backend
 
 INSTALL = (
     'the bug hunt needs HypoFuzz (AGPL-3.0, an optional extra): pip install "acl-conformance[hunt]"'
@@ -82,12 +82,7 @@ def check(opts: HuntOptions) -> None:
         raise RunError(f"--workers {opts.workers}: must be at least 1")
     if opts.redis and opts.finds is None:
         raise RunError(f"--database {opts.database}: with Redis, say where finds go (--finds DIR)")
-    if opts.call_timeout is not None and not opts.call_timeout > 0:
-        raise RunError(f"--call-timeout {opts.call_timeout:g}: must be more than 0 seconds")
-    try:
-        adapter_options.parse(opts.adapter_options, "--adapter-option")
-    except ValueError as exc:
-        raise RunError(str(exc)) from None
+    check_backend(opts.call_timeout, opts.adapter_options)
 
 
 MACHINE_NAMES = ("SingleDevice", "MultiDevice", "Threads")

@@ -225,12 +225,7 @@ def check(opts: RunOptions) -> None:
         raise RunError(f"--devices-per-worker {opts.devices_per_worker}: must be at least 1")
     if opts.time_budget is not None and not opts.time_budget > 0:
         raise RunError(f"--time-budget {opts.time_budget:g}: must be more than 0 minutes")
-    if opts.call_timeout is not None and not opts.call_timeout > 0:
-        raise RunError(f"--call-timeout {opts.call_timeout:g}: must be more than 0 seconds")
-    try:
-        adapter_options.parse(opts.adapter_options, "--adapter-option")
-    except ValueError as exc:
-        raise RunError(str(exc)) from None
+    check_backend(opts.call_timeout, opts.adapter_options)
     workers(opts)  # device groups the backend cannot make: said before anything runs
     for flag, path in (
         ("--expectations", opts.expectations),
@@ -256,6 +251,17 @@ def _check_shard(opts: RunOptions) -> None:
         if opts.durations is not None:
             shards.load_durations(opts.durations)
     except shards.ShardError as exc:
+        raise RunError(str(exc)) from None
+
+
+def check_backend(call_timeout: float | None, options: list[str]) -> None:
+    """The call time limit and the adapter options of a command that starts a backend
+    (``run``, ``hunt``): RunError, one line, where they cannot be used."""
+    if call_timeout is not None and not call_timeout > 0:
+        raise RunError(f"--call-timeout {call_timeout:g}: must be more than 0 seconds")
+    try:
+        adapter_options.parse(options, "--adapter-option")
+    except ValueError as exc:
         raise RunError(str(exc)) from None
 
 

@@ -4,7 +4,7 @@ profile, at -n 2 and -n 0.
 Both runs are made in this process's environment, one after the other, each a
 fresh pytest process (-n 2 with ``--dist worksteal``, as ``acl-conformance run`` does),
 alternated for three rounds (``python bench/suite_time.py [spec|cann] [rounds]``); the
-medians are compared.  Last line: ``seconds: <wall at -n 2>`` (target <= 60;
+medians are compared.  Last line: ``seconds: <wall at -n 2>`` (target <= 30;
 -n 2 should be at least 1.6x faster than -n 0).
 """
 

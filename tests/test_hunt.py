@@ -249,3 +249,30 @@ def test_a_hunt_finds_the_variant_and_run_replay_fails_on_it(tmp_path: Path, nam
     assert rc == 1
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert any("still fails" in r for r in report["gate"]["reasons"])
+
+
+def test_a_find_from_several_threads_is_replayed_one_call_at_a_time(tmp_path: Path) -> None:
+    """Its failure shown again in a legal interleaving still fails the gate; a replay that
+    passes decides nothing (the failure may need the threads' overlap): undecided, and the
+    gate fails too (a check that did not finish is never a pass)."""
+    suite, f = _across_failure()
+    doc = Hunt(suite, tmp_path).trace_doc(f)
+    # the source allocated and written by a second host thread
+    calls = [
+        {**c, "thread": 1} if c["name"] in ("malloc_pageable", "write_host") and k < 3 else c
+        for k, c in enumerate(doc["calls"])
+    ]
+    assert {c["thread"] for c in calls} == {0, 1}
+    finds.save(tmp_path / "finds", f.identity, {**doc, "calls": calls})
+    out = io.StringIO()
+    bad = finds_gate.replay_all(tmp_path, VARIANTS, {"name": ACROSS}, "spec", None, out)
+    assert [(r.still_fails, r.undecided) for r in bad] == [(True, False)], out.getvalue()
+    good = finds_gate.replay_all(tmp_path, "sim", {}, "spec", None, out)
+    assert [(r.still_fails, r.undecided) for r in good] == [(False, True)], out.getvalue()
+    assert "UNDECIDED" in out.getvalue() and "2 host threads" in out.getvalue()
+    report = {"gate": {"result": "pass", "reasons": []}}
+    finds_gate.mark(report, good)
+    assert report["gate"]["result"] == "fail"
+    assert (
+        "undecided" in report["gate"]["reasons"][0] and f.identity in report["gate"]["reasons"][0]
+    )

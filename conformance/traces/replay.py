@@ -145,16 +145,19 @@ def recheck(
     profile: str,
     call_timeout: float | None = settings.CALL_TIMEOUT_SECONDS,
     tries: int = RECHECKS,
+    one_at_a_time: bool = False,
 ) -> Recheck:
     """Replay ``trace`` quietly against a fresh backend of ``adapter`` (up to ``tries``
     times, each on a fresh backend, until it fails again): a failure that does not fail
     again is flaky (real hardware varies from run to run).
 
-    Calls made from several host threads are not replayed: the replay makes them one at a
-    time (a legal interleaving, not the one that failed), so a failure that needs their
-    overlap would pass for flaky."""
+    Calls made from several host threads are replayed one at a time, in the recorded
+    order: a legal interleaving, not necessarily the one that failed.  So by default such
+    a trace is not replayed (a failure that needs the threads' overlap would pass for
+    flaky); with ``one_at_a_time`` it is, and a failure it shows is a real one, while a
+    replay that passes leaves it undecided (``reproduced`` None, ``note`` says why)."""
     threads = {c.thread for c in trace.calls}
-    if len(threads) > 1:
+    if len(threads) > 1 and not one_at_a_time:
         return Recheck(
             None, [], [], f"not replayed: its calls come from {len(threads)} host threads"
         )
@@ -177,6 +180,15 @@ def recheck(
         found = Recheck(bool(broken), broken, records, started=started)
         if broken:
             break
+    if len(threads) > 1 and found.reproduced is False:
+        return Recheck(
+            None,
+            [],
+            found.records,
+            f"undecided: not reproduced with its {len(threads)} host threads' calls made one "
+            "at a time, and the failure may need their overlap",
+            found.started,
+        )
     return found
 
 

@@ -100,14 +100,10 @@ class LargeCopyLosesItsTail(_Helpers):
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
-        size = self._size_of(symbol)
         if (
-            size is not None
-            and src
-            and count > self.PIECE
+            count > self.PIECE
             and count % self.PIECE
-            and offset <= SIZE_MAX - count
-            and offset + count <= size
+            and self._copies(symbol, src, count, offset, kind)
         ):
             count -= count % self.PIECE
         return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)

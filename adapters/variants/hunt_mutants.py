@@ -14,9 +14,6 @@ from typing import Any
 
 from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
-from acl_conformance.reference_impl.constants import DEFAULT
-from acl_conformance.reference_impl.constants import H2D
-from acl_conformance.reference_impl.constants import SIZE_MAX
 
 from .mutant_base import MutantBase
 
@@ -51,13 +48,8 @@ class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(MutantBase):
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
-        size = self._size_of(symbol)
         if (
-            size is not None
-            and src
-            and kind in (H2D, DEFAULT)
-            and offset <= SIZE_MAX - count
-            and offset + count <= size
+            self._copies(symbol, src, count, offset, kind)
             and offset % 2 == 1
             and count % 2 == 1
             and offset // self.SPLIT != (offset + count - 1) // self.SPLIT

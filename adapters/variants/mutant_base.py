@@ -9,6 +9,9 @@ import itertools
 
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
+from acl_conformance.reference_impl.constants import DEFAULT
+from acl_conformance.reference_impl.constants import H2D
+from acl_conformance.reference_impl.constants import SIZE_MAX
 
 
 class MutantBase(Simulator):
@@ -17,6 +20,18 @@ class MutantBase(Simulator):
     def _size_of(self, symbol: int) -> int | None:
         code, size = super().get_symbol_size(symbol)
         return size if code == ACL_SUCCESS else None
+
+    def _copies(self, symbol: int, src: int, count: int, offset: int, kind: int) -> bool:
+        """Would the simulator take this To copy and make it: a registered ``symbol``, a
+        source, an allowed kind, ``offset + count`` within the variable, no overflow?"""
+        size = self._size_of(symbol)
+        return bool(
+            size is not None
+            and src
+            and kind in (H2D, DEFAULT)
+            and offset <= SIZE_MAX - count
+            and offset + count <= size
+        )
 
     def _neighbour(self, symbol: int) -> int | None:
         """The variable laid out right after ``symbol`` in device memory."""

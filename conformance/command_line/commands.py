@@ -94,11 +94,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    opts = runner.RunOptions(
+def _backend(args: argparse.Namespace) -> dict[str, Any]:
+    """The options run and hunt share: which backend, how it is judged and timed."""
+    return dict(
         adapter=args.adapter,
         adapter_options=list(args.adapter_option),
         profile=args.profile,
+        call_timeout=args.call_timeout,
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    opts = runner.RunOptions(
+        **_backend(args),
         examples=args.examples,
         jobs=args.jobs,
         devices_per_worker=args.devices_per_worker,
@@ -106,7 +114,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         report_dir=Path(args.report_dir),
         expectations=Path(args.expectations) if args.expectations else None,
         mode=args.mode,
-        call_timeout=args.call_timeout,
         time_budget=args.time_budget,
         requirements=list(args.requirement),
         no_shrink=bool(args.no_shrink),
@@ -124,14 +131,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_hunt(args: argparse.Namespace) -> int:
     opts = hunt.HuntOptions(
-        adapter=args.adapter,
-        adapter_options=list(args.adapter_option),
-        profile=args.profile,
+        **_backend(args),
         minutes=args.minutes,
         workers=args.workers,
         database=args.database,
         finds=Path(args.finds) if args.finds else None,
-        call_timeout=args.call_timeout,
     )
     return hunt.hunt(opts)
 

@@ -226,7 +226,7 @@ CATALOGUE: tuple[Variant, ...] = (
         hunt_only=True,
     ),
     # life cycles past their first step (lifecycle_switch_mutants.py, issue 23)
-    _mutant("current-device-process-global", lc.CurrentDeviceProcessGlobal, "CONCURRENCY-THREADS"),
+    _mutant("current-device-process-global", lc.CurrentDeviceProcessGlobal, "DEVICE-CURRENT"),
     _mutant("null-stream-stale-after-switch", lc.NullStreamStaleAfterSwitch, "STREAM-NULL-DEFAULT"),
     _mutant("wait-binds-first-record", lc.WaitBindsFirstRecord, "STREAM-EVENT-ORDER"),
     _mutant("pending-wait-retargeted", lc.PendingWaitRetargeted, "STREAM-EVENT-ORDER"),

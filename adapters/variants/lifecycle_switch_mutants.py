@@ -48,7 +48,8 @@ class NullStreamStaleAfterSwitch(MutantBase):
     """NULL keeps meaning the default stream of the device that was current the first
     time NULL was used (the runtime caches it per thread and does not drop the cache when
     aclrtSetDevice switches device): after a switch, NULL names the other device's default
-    stream, and the tasks go there."""
+    stream, so a task on NULL is refused as on another context's stream (107003) and a
+    synchronisation of NULL waits for the other device's default stream."""
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
@@ -62,7 +63,7 @@ class NullStreamStaleAfterSwitch(MutantBase):
         if cached is None or self._devices.context_of(cached.device) is not cached:
             self._cached_null.ctx = ctx  # none yet, or that context ended: cache anew
             return code, strm, ctx
-        return code, cached.default_stream, cached
+        return code, cached.default_stream, ctx
 
 
 # -- events recorded again ------------------------------------------------------------

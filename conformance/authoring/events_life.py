@@ -85,7 +85,7 @@ def recorded_then_destroyed(h: Harness, var: str, tag: int, offset: int = 0) -> 
     g = h.close_stream_gate(s1)
     ops.to_symbol_async(h, var, a, count=SLOT, offset=offset, stream=s1)
     ops.record(h, e, s1)
-    timer = h.open_later(g, 0.05)
+    timer = h.open_later(g, 0.02)
     h.call("destroy_stream", stream=s1)
     h.call("synchronize_event", event=e)
     h.observe(var)  # a is complete: the event captured it

@@ -156,7 +156,7 @@ class ThreadsMachine(HarnessMachine):
         return run
 
     @precondition(
-        lambda self: self.h.caps.devices >= 2 and self.h.caps.default_stream and self.switches < 2
+        lambda self: self.h.caps.devices >= 2 and self.h.caps.default_stream and self.switches < 1
     )
     @rule()
     @declinable

@@ -34,6 +34,7 @@ from .judgement import Violation
 from .model_state import ModelState
 from .order import Gate
 from .requirement_ids import DEVICE_CALLS
+from .requirement_ids import DEVICE_CURRENT
 from .requirement_ids import EVENT_CALLS
 from .requirement_ids import GETSYMBOL_ADDRESS
 from .requirement_ids import HYGIENE_NO_ENQUEUE
@@ -245,9 +246,11 @@ def _report_device(
     got = out.get("device_id")
     if got != e.device:
         return [
+            # Which device is current is what DEVICE-CURRENT is about (per host thread):
+            # a wrong answer here is that requirement broken, not the call's plumbing.
             Violation(
-                DEVICE_CALLS,
-                f"aclrtGetDevice reported {got!r}",
+                DEVICE_CURRENT,
+                f"aclrtGetDevice reported {got!r}, not the device this thread set last",
                 call=call,
                 allowed=str(e.device),
                 observed=str(got),

@@ -34,6 +34,7 @@ import numpy as np
 from .apply import apply
 from .calls import CALLS
 from .calls import render_call
+from .constants import ACL_ERROR_RT_STREAM_CONTEXT
 from .constants import ACL_SUCCESS
 from .constants import Capabilities
 from .constants import error_name
@@ -46,6 +47,7 @@ from .outcome import AllowedAnswers
 from .profiles import Profile
 from .profiles import get_profile
 from .queries import Queries
+from .requirement_ids import STREAM_NULL_DEFAULT
 from .requirement_ids import SYNC_ERROR_REPORTING
 from .state import Symbol
 from .tally import count_match
@@ -117,6 +119,18 @@ class Model(Queries):
                 # that had to succeed is an error reported without a failure (after a
                 # rejected call: the rejection left it behind).
                 requirement, also = SYNC_ERROR_REPORTING, some(primary.requirement, *also)
+            if (
+                code == ACL_ERROR_RT_STREAM_CONTEXT
+                and call.args.get("stream") == 0
+                and STREAM_NULL_DEFAULT in (requirement, *also)
+            ):
+                # NULL names the calling thread's current device's default stream, which is
+                # never another context's: "a stream of another context" says NULL was taken
+                # for another device's default stream (one still named after a switch).
+                requirement, also = (
+                    STREAM_NULL_DEFAULT,
+                    some(*(r for r in (requirement, *also) if r != STREAM_NULL_DEFAULT)),
+                )
             return self.screen(
                 [
                     Violation(

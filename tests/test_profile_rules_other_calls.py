@@ -148,8 +148,9 @@ def test_device_calls() -> None:
         assert not w.allowed("set_device", device_id=-1).accepts_success()
         assert not w.allowed("get_device", thread=3).accepts_success()
         assert announce(w.model, "get_device").settle(0, device_id=0) == []
+        # another device than the thread's current one: DEVICE-CURRENT (issue 23)
         assert [v.requirement for v in announce(w.model, "get_device").settle(0, device_id=1)] == [
-            "DEVICE-CALLS"
+            "DEVICE-CURRENT"
         ]
         assert announce(w.model, "get_device_count").settle(0, count=2) == []
         assert [

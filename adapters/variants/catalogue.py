@@ -14,6 +14,7 @@ from . import flaky as f
 from . import hang_mutants as h
 from . import hunt_mutants as hm
 from . import leaky
+from . import lifecycle_switch_mutants as lc
 from . import mutants as m
 from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
@@ -223,6 +224,18 @@ CATALOGUE: tuple[Variant, ...] = (
         # hunt-only under spec: the cann profile's own event test catches it in the ci run
         {"spec": _SYNC},
         hunt_only=True,
+    ),
+    # life cycles past their first step (lifecycle_switch_mutants.py, issue 23)
+    _mutant("current-device-process-global", lc.CurrentDeviceProcessGlobal, "DEVICE-CURRENT"),
+    _mutant("null-stream-stale-after-switch", lc.NullStreamStaleAfterSwitch, "STREAM-NULL-DEFAULT"),
+    _mutant("wait-binds-first-record", lc.WaitBindsFirstRecord, "STREAM-EVENT-ORDER"),
+    _mutant("pending-wait-retargeted", lc.PendingWaitRetargeted, "STREAM-EVENT-ORDER"),
+    Variant(
+        "destroy-completes-its-events",
+        (lc.DestroyCompletesItsEvents.__doc__ or "").strip().replace("\n", " "),
+        lc.DestroyCompletesItsEvents,
+        # under cann the destroy that does not wait is caught first
+        {"spec": _SYNC, "cann": "STREAM-CALLS"},
     ),
     _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
     _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),

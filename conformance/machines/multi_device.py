@@ -8,6 +8,7 @@ from hypothesis.stateful import initialize
 from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
+from acl_conformance.conformance.authoring import device_switch
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.harness import HostBuffer
 
@@ -28,6 +29,7 @@ class MultiDeviceMachine(HarnessMachine):
         super().__init__()
         self.device = 0
         self.n_streams = 0
+        self.switched = False
 
     @initialize(target=buffers)
     def buffer(self) -> HostBuffer:
@@ -93,3 +95,16 @@ class MultiDeviceMachine(HarnessMachine):
     @declinable
     def address(self, var: str) -> None:
         self.h.call("get_symbol_address", symbol=ops.symbol(self.h, var))
+
+    @precondition(lambda self: not self.switched)
+    @rule(var=st.sampled_from(VARS))
+    @declinable
+    def null_across_switches(self, var: str) -> None:
+        """Device 0, 1, then 0 again in this thread, the NULL stream used at each step
+        (device_switch.py): NULL must always name the current device's default stream."""
+        self.switched = True
+        if not self.h.null_stream_usable:
+            return
+        self.tag += len(device_switch.PATH)
+        device_switch.null_across_switches(self.h, var, self.tag)
+        self.device = device_switch.PATH[-1]

@@ -12,6 +12,7 @@ from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
 from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import events_life
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.harness import HostBuffer
 
@@ -40,6 +41,7 @@ class SingleDeviceMachine(HarnessMachine):
         self.n_buffers = 0
         self.gates_made = 0
         self.gates_opened = 0
+        self.event_life_cycles = 0
 
     # -- resources -------------------------------------------------------------
     @initialize(target=buffers)
@@ -207,6 +209,22 @@ class SingleDeviceMachine(HarnessMachine):
         if self.h.model.event_waits_behind_closed_gate(event):
             self.unblock_later()
         self.h.call("synchronize_event", event=event)
+
+    @precondition(
+        lambda self: self.h.caps.events and self.h.caps.gate and self.event_life_cycles < 1
+    )
+    @rule(how=st.sampled_from(events_life.LIFE_CYCLES), upper=st.booleans())
+    @declinable
+    def event_life_cycle(self, how: str, upper: bool) -> None:
+        """A whole life cycle of an event past its first record (events_life.py), on
+        streams of its own: recorded again, recorded again while waited for, or recorded
+        on a stream then destroyed."""
+        self.event_life_cycles += 1
+        # Its gates may queue behind the machine's (host functions of a device may run one
+        # at a time): open those from a timer first.
+        self.before_wait(None)
+        self.tag += 8
+        events_life.run(self.h, how, "g_arr256", self.tag, offset=128 if upper else 0)
 
     # Counted here, not read from the model: timers open gates at moments of their
     # own, and a precondition must not depend on timing.

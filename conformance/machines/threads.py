@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize
+from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
+from acl_conformance.conformance.authoring import device_switch
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.failure import ConformanceFailure
 from acl_conformance.conformance.harness.failure import Declined
@@ -47,6 +49,7 @@ class ThreadsMachine(HarnessMachine):
     def __init__(self) -> None:
         super().__init__()
         self.hosts: list[_Host] = []
+        self.switches = 0
         for k, var in enumerate(OWN):
             inbox: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
             done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
@@ -151,3 +154,28 @@ class ThreadsMachine(HarnessMachine):
                 h.call("stream_query", stream=host.stream)
 
         return run
+
+    @precondition(
+        lambda self: self.h.caps.devices >= 2 and self.h.caps.default_stream and self.switches < 1
+    )
+    @rule()
+    @declinable
+    def two_devices_at_once(self) -> None:
+        """At the same moment, host 0 switches to device 1 and back to 0 while host 1 stays
+        on device 0, each using the NULL stream (device_switch.py): the current device is
+        per host thread, so neither sees the other's choice.  The other hosts query."""
+        if not self.h.null_stream_usable:
+            return
+        if self.switches == 0:
+            self.h.baseline(self.hosts[0].var, device=1)
+        self.switches += 1
+        tags = [self.tag + 1, self.tag + 2]
+        self.tag += 2
+        h = self.h
+
+        def on(host: _Host, device: int, tag: int) -> Callable[[], None]:
+            return lambda: device_switch.with_device(h, device, host.var, tag, back_to=0)
+
+        jobs = [on(self.hosts[0], 1, tags[0]), on(self.hosts[1], 0, tags[1])]
+        jobs += [self._job(host, "query", 0) for host in self.hosts[2:]]
+        self._everyone(jobs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from acl_conformance.conformance.authoring import events_life
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.gating.results import NOT_SUPPORTED
 from acl_conformance.conformance.harness.harness import Harness
@@ -247,3 +248,12 @@ def test_record_and_wait_across_streams_then_destroyed(harness: Harness, destroy
     # a stream destroyed with tasks pending, so either copy may be.
     h.observe(VAR)
     assert h.call("synchronize_event", event=e).ok
+
+
+@pytest.mark.requirement("STREAM-EVENT-ORDER", "PINNED-COMPLETE-AFTER-SYNC", "STREAM-CALLS")
+@pytest.mark.needs(events=True, gate=True)
+@pytest.mark.parametrize("how", events_life.LIFE_CYCLES)
+def test_event_life_cycle(harness: Harness, how: str) -> None:
+    """An event's life past its first record (events_life.py): recorded again, recorded
+    again while a wait for it is pending, recorded on a stream then destroyed."""
+    events_life.run(harness, how, VAR, 620)

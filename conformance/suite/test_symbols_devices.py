@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import device_switch
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.harness import HostBuffer
@@ -234,3 +235,13 @@ def test_the_current_device_is_per_host_thread(harness: Harness) -> None:
         raise (real or errors)[0]
     for d in (0, 1):
         assert h.observe(VAR, device=d) == ops.pattern(430 + d, n)
+
+
+@pytest.mark.requirement("STREAM-NULL-DEFAULT", "DEVICE-CURRENT")
+@pytest.mark.needs(devices=2, default_stream=True)
+def test_null_stream_across_device_switches(harness: Harness) -> None:
+    """One host thread sets device 0, 1, then 0 again and uses NULL at each step
+    (device_switch.py): NULL is the current device's default stream every time."""
+    for d in set(device_switch.PATH):
+        harness.baseline(VAR, device=d)
+    device_switch.null_across_switches(harness, VAR, 440)

@@ -13,6 +13,7 @@ from hypothesis.stateful import rule
 
 from acl_conformance.conformance.authoring import defects
 from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.authoring import timeouts
 from acl_conformance.conformance.harness.harness import HostBuffer
 
 from .common import HarnessMachine
@@ -171,14 +172,14 @@ class SingleDeviceMachine(HarnessMachine):
         self.before_wait(None)
         ops.sync_device(self.h)
 
-    @rule(stream=streams, timeout=st.sampled_from([-1, 1, 20, 1000]))
+    @rule(stream=streams, timeout=timeouts.timeouts())
     @declinable
     def synchronize_with_timeout(self, stream: int, timeout: int) -> None:
         # A long limit on a closed gate would wait it out (a second per example):
         # open the gate from a timer instead, well within the limit.
-        if timeout == -1 or timeout >= 1000:
+        if timeouts.waits_out(timeout):
             self.before_wait(stream)
-        self.h.call("synchronize_stream_with_timeout", stream=stream, timeout=timeout)
+        timeouts.sync_with_timeout(self.h, stream, timeout)
 
     @rule(stream=st.one_of(st.just(ops.NULL), streams))
     @declinable

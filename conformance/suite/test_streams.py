@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.authoring import timeouts
 from acl_conformance.conformance.gating.results import NOT_SUPPORTED
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.suite.suite_helpers import MEMORIES
@@ -247,3 +248,29 @@ def test_record_and_wait_across_streams_then_destroyed(harness: Harness, destroy
     # a stream destroyed with tasks pending, so either copy may be.
     h.observe(VAR)
     assert h.call("synchronize_event", event=e).ok
+
+
+@pytest.mark.requirement("SYNC-TIMEOUT")
+@pytest.mark.needs(gate=True)
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.parametrize(
+    "timeout", list(timeouts.TIMEOUT_CLASSES.values()), ids=list(timeouts.TIMEOUT_CLASSES)
+)
+def test_every_timeout_against_idle_and_busy(harness: Harness, timeout: int, busy: bool) -> None:
+    """aclrtSynchronizeStreamWithTimeout with each class of timeout (-1, 0, 1 ms, 20 ms,
+    1000 ms, -2) on a stream with nothing pending, and on one held by a closed gate with a
+    copy behind it: -1 and 1000 ms wait out the gate (a timer opens it), the others must
+    time out or reject while it is closed; every answer is judged by the model, then the
+    copy's bytes."""
+    h = harness
+    s = h.stream()
+    src = h.pinned(64, ops.pattern(700 + timeout % 97, 64))
+    gate = h.close_stream_gate(s) if busy else None
+    ops.to_symbol_async(h, VAR, src, count=64, offset=64, stream=s)
+    if gate is None:
+        ops.sync(h, s)
+    timeouts.sync_with_timeout(h, s, timeout, gate)
+    if gate is not None:
+        h.open_stream_gate(gate)
+    ops.sync(h, s)
+    h.observe(VAR)

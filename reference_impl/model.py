@@ -46,6 +46,7 @@ from .outcome import AllowedAnswers
 from .profiles import Profile
 from .profiles import get_profile
 from .queries import Queries
+from .requirement_ids import CHECK_ORDER
 from .requirement_ids import SYNC_ERROR_REPORTING
 from .state import Symbol
 from .tally import count_match
@@ -107,7 +108,14 @@ class Model(Queries):
                 primary.requirement,
                 some(*primary.also, *(primary.shadow if code else ())),
             )
-            if (
+            if code and code in primary.order_codes:
+                # The code of a check CANN makes later in the same call: the backend made
+                # its checks in another order.
+                requirement, also = (
+                    CHECK_ORDER,
+                    some(primary.requirement, *(r for r in primary.also if r != CHECK_ORDER)),
+                )
+            elif (
                 code
                 and call.name.startswith("synchronize")
                 and call.allowed_answers.accepts_success()

@@ -70,6 +70,10 @@ class Alternative:
     """Requirements a *rejection with another code* could be charged to as well: checks
     the call passes that a backend could get wrong (a bound that misfires at the very
     end rejects with the bound's code).  Not a reading of a wrong success."""
+    order_codes: frozenset[int] = frozenset()
+    """The codes of the checks that fail after the one that decides this answer: a
+    rejection with one of them (and not this answer's) made the checks in another order
+    (CHECK-ORDER)."""
 
 
 @dataclass(frozen=True)

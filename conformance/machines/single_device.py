@@ -25,6 +25,8 @@ MAX_BUFFERS = 6
 MAX_READS = 4
 DEFECTS = (*(d.name for d in defects.for_call(defects.TO_ASYNC)), "count 0")
 """Every defect of the table (conformance/authoring/defects.py), and a count of 0."""
+DEFECT_PAIRS = tuple(defects.pairs(defects.TO_ASYNC))
+"""Two defects of the table in one call (CHECK-ORDER)."""
 
 
 class SingleDeviceMachine(HarnessMachine):
@@ -130,7 +132,7 @@ class SingleDeviceMachine(HarnessMachine):
         stream=st.one_of(st.just(ops.NULL), streams),
         var=st.sampled_from(VARS),
         buf=buffers,
-        defect=st.sampled_from(DEFECTS),
+        defect=st.one_of(st.sampled_from(DEFECTS), st.sampled_from(DEFECT_PAIRS)),
         data=st.data(),
     )
     @declinable
@@ -145,7 +147,7 @@ class SingleDeviceMachine(HarnessMachine):
             args["count"] = 0
         else:
             site = defects.site(self.h, var, count, buf.address)
-            args = defects.BY_NAME[defect].apply(args, site)
+            args = defects.apply_named(args, site, defect)
         if self.is_pageable(buf, src_off, count):
             self.before_wait(args["stream"])
         self.h.call("memcpy_to_symbol_async", **args)

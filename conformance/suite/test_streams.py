@@ -247,7 +247,9 @@ def test_record_and_wait_across_streams_then_destroyed(harness: Harness, destroy
     # later copy is on top; under spec the text does not say what becomes of the tasks of
     # a stream destroyed with tasks pending, so either copy may be.
     h.observe(VAR)
-    assert h.call("synchronize_event", event=e).ok
+    # cann: it succeeds; spec: the record may have been discarded with the stream, so
+    # the model judges the answer (no assertion of success here).
+    h.call("synchronize_event", event=e)
 
 
 @pytest.mark.requirement("SYNC-TIMEOUT")

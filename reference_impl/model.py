@@ -34,6 +34,7 @@ import numpy as np
 from .apply import apply
 from .calls import CALLS
 from .calls import render_call
+from .constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 from .constants import ACL_SUCCESS
 from .constants import Capabilities
 from .constants import error_name
@@ -118,6 +119,12 @@ class Model(Queries):
             elif (
                 code
                 and call.name.startswith("synchronize")
+                # a time-out where none may happen (-1) is the timeout's matter, not an
+                # error reported without a failure
+                and not (
+                    call.name == "synchronize_stream_with_timeout"
+                    and code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+                )
                 and call.allowed_answers.accepts_success()
                 and not call.allowed_answers.accepts_failure()
             ):

@@ -74,3 +74,10 @@ def test_cann_destroy_waits_for_the_tasks() -> None:
     assert w.observe("g_u32", initial("g_u32", 4))  # the copy must have run
     assert not w.observe("g_u32", copied)
     assert w.allowed("synchronize_event", event=0x900).match(507000) is None
+
+
+def test_a_time_out_of_a_wait_forever_is_charged_to_sync_timeout() -> None:
+    for profile in ("cann", "spec"):
+        w = make_world(profile)
+        v = call(w.model, "synchronize_stream_with_timeout", 507046, stream=w.stream, timeout=-1)
+        assert [x.requirement for x in v] == ["SYNC-TIMEOUT"], profile

@@ -81,6 +81,10 @@ def _destroy_stream(
 ) -> list[Violation]:
     if e.drains:
         state.complete(e.stream.queue.frontier, (STREAM_CALLS, call))
+    elif not state.all_done(e.stream.queue.frontier):
+        # The text does not say what becomes of the tasks (STREAM-CALLS): they may run
+        # after the call, or be discarded.
+        state.order.abandon(e.stream.queue)
     state.world.kill_stream(e.stream)
     return []
 

@@ -758,7 +758,9 @@ _req(
     "runtime; a timeout gives ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (507046); a bad handle 107017.",
     facts=("ASTR:137-165", "AERR:1442-1444", "SCC:1957-1960"),
     silent="What timeout 0 means is not said; under spec any answer but a false success is "
-    "accepted.  A copy that legitimately takes longer than the timeout may time out.",
+    "accepted.  A copy that legitimately takes longer than the timeout may time out.  "
+    "-1 waits forever (acl_rt.h:2822) under both profiles: it never returns "
+    "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, nor anything while a closed gate holds the stream.",
     ambiguity=(14,),
 )
 _req(
@@ -792,8 +794,18 @@ _req(
     [STREAM_TYPE],
     MUST,
     MUST,
-    cann_text="NULL output / NULL stream to destroy: 100000; bad handles 107017.",
-    facts=("ASTR:38-51", "ASTR:95-106", "api_c_stream.cc:146-185"),
+    cann_text="NULL output / NULL stream to destroy: 100000; bad handles 107017.  "
+    "aclrtDestroyStream waits for the stream's tasks first.",
+    facts=(
+        "ASTR:38-51",
+        "ASTR:95-106",
+        "api_c_stream.cc:146-185",
+        "06_stream_management.md:248 destroy waits for pending tasks",
+    ),
+    silent="The text says nothing of aclrtDestroyStream with tasks pending: under spec the "
+    "tasks not yet run may run after the call or be discarded (the bytes of their copies "
+    "are then either the old or the new ones, and synchronising an event recorded among "
+    "them may succeed or fail); under cann the destroy waits for them.",
 )
 _req(
     "HOST-MEMORY-CALLS",

@@ -71,6 +71,10 @@ class Order:
         self._next_key = 0
         self.gates: list[Gate] = []
         """The gates that are closed now."""
+        self.abandoned: Clock = {}
+        """Queues of streams destroyed without waiting for their tasks (spec): queue -> the
+        last index known done then.  Their later tasks may run or may never run (the text
+        does not say), so no synchronisation makes them done."""
 
     def new_queue(self) -> Queue:
         q = Queue(self._next_key)
@@ -109,8 +113,22 @@ class Order:
         return None
 
     def complete(self, clock: Clock) -> None:
-        """A synchronisation returned: everything ``clock`` covers is done."""
+        """A synchronisation returned: everything ``clock`` covers is done (but the tasks
+        of an abandoned queue, which may never run)."""
         join_into(self.done, clock)
+        for q, last in self.abandoned.items():
+            if self.done.get(q, -1) > last:
+                self.done[q] = last
+
+    def abandon(self, queue: Queue) -> None:
+        """``queue``'s stream was destroyed without waiting: what is not known done now may
+        run later or never, and its closed gates no longer hold anything for certain."""
+        self.abandoned[queue.key] = self.done.get(queue.key, -1)
+        self.gates = [g for g in self.gates if g.task.queue != queue.key]
+
+    def abandoned_in(self, clock: Clock) -> bool:
+        """Does ``clock`` cover a task of an abandoned queue that may never run?"""
+        return any(clock.get(q, -1) > last for q, last in self.abandoned.items())
 
     def add_gate(self, gate: Gate) -> None:
         self.gates.append(gate)

@@ -20,22 +20,30 @@ class Codes:
     """A set of aclError values: explicit, or "any non-zero code"."""
 
     values: frozenset[int] | None
-    """None means every non-zero code."""
+    """None means every non-zero code (but those of ``excluded``)."""
+    excluded: frozenset[int] = frozenset()
+    """With ``values`` None: the non-zero codes that are not allowed."""
 
     @staticmethod
     def only(*codes: int) -> Codes:
         return Codes(frozenset(codes))
 
+    @staticmethod
+    def any_error_but(*codes: int) -> Codes:
+        """Every non-zero code except ``codes``."""
+        return Codes(None, frozenset(codes))
+
     def __contains__(self, code: object) -> bool:
         if not isinstance(code, int):
             return False
         if self.values is None:
-            return code != ACL_SUCCESS
+            return code != ACL_SUCCESS and code not in self.excluded
         return code in self.values
 
     def describe(self) -> str:
         if self.values is None:
-            return "any non-zero aclError"
+            but = " or ".join(f"{error_name(c)} ({c})" for c in sorted(self.excluded))
+            return f"any non-zero aclError but {but}" if but else "any non-zero aclError"
         return " or ".join(f"{error_name(c)} ({c})" for c in sorted(self.values))
 
 
@@ -62,6 +70,10 @@ class Alternative:
     """Requirements a *rejection with another code* could be charged to as well: checks
     the call passes that a backend could get wrong (a bound that misfires at the very
     end rejects with the bound's code).  Not a reading of a wrong success."""
+    order_codes: frozenset[int] = frozenset()
+    """The codes of the checks that fail after the one that decides this answer: a
+    rejection with one of them (and not this answer's) made the checks in another order
+    (CHECK-ORDER)."""
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,9 @@ class CannProfile(Profile):
                 c.requirement,
                 c.why,
                 later,
+                order_codes=frozenset(
+                    d.code for d in checks[i + 1 :] if d.cann is not None and d.code is not None
+                ),
             )
             if c.cann == MUST:
                 return AllowedAnswers((alt, *branches))

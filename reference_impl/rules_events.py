@@ -17,6 +17,7 @@ from .outcome import AllowedAnswers
 from .outcome import Alternative
 from .requirement_ids import EVENT_CALLS
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
+from .requirement_ids import STREAM_CALLS
 from .requirement_ids import STREAM_EVENT_ORDER
 from .runtime_checks import IMPOSSIBLE
 from .runtime_checks import MAY
@@ -124,6 +125,17 @@ def rule_synchronize_event(
         checks.append(RuntimeCheck(EVENT_CALLS, f"{e.name} was never recorded", None, MAY, MAY))
         return succeeds(
             profile, checks, None, EVENT_CALLS, "an unrecorded event has nothing to wait for"
+        )
+    if world.order.abandoned_in(e.captured):
+        checks.append(
+            RuntimeCheck(
+                STREAM_CALLS,
+                f"{e.name} was recorded on a stream destroyed with tasks pending: the text "
+                "does not say whether they still run",
+                None,
+                MAY,
+                MAY,
+            )
         )
     g = world.order.closed_gate_before(e.captured)
     if g is not None:

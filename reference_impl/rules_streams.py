@@ -18,6 +18,7 @@ from .constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 from .outcome import SUCCESS
 from .outcome import AllowedAnswers
 from .outcome import Alternative
+from .outcome import Codes
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import STREAM_CALLS
 from .requirement_ids import STREAM_QUERY
@@ -130,7 +131,10 @@ def rule_synchronize_stream_with_timeout(
         )
     if target is None:
         return profile.fold(checks, IMPOSSIBLE)
-    if world.order.closed_gate_before(target.queue.frontier) is not None:
+    gate = world.order.closed_gate_before(target.queue.frontier)
+    if gate is not None and timeout == WAIT_FOREVER:
+        return _waits_forever(profile, checks, target, gate.gid)
+    if gate is not None:
         checks.append(
             RuntimeCheck(
                 SYNC_TIMEOUT,
@@ -139,15 +143,17 @@ def rule_synchronize_stream_with_timeout(
             )
         )
         return profile.fold(checks, IMPOSSIBLE)
-    checks.append(
-        RuntimeCheck(
-            SYNC_TIMEOUT,
-            "the stream's tasks may take longer than the timeout",
-            ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
-            MAY,
-            MAY,
+    if timeout != WAIT_FOREVER:
+        # Timing is open: a positive timeout may expire while the stream finishes near it.
+        checks.append(
+            RuntimeCheck(
+                SYNC_TIMEOUT,
+                "the stream's tasks may take longer than the timeout",
+                ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                MAY,
+                MAY,
+            )
         )
-    )
     return succeeds(
         profile,
         checks,
@@ -155,6 +161,28 @@ def rule_synchronize_stream_with_timeout(
         SYNC_TIMEOUT,
         "the stream completed within the timeout",
     )
+
+
+WAIT_FOREVER = -1
+"""The timeout that means "wait for as long as it takes" (acl_rt.h:2822: -1 waits forever,
+a positive value is in milliseconds): such a wait never times out."""
+
+
+def _waits_forever(
+    profile: Folding, checks: list[RuntimeCheck], target: Stream, gate: int
+) -> AllowedAnswers:
+    """The allowed answers of a wait with no time limit that returned while gate ``gate``
+    still held ``target``: neither success nor a time-out (it should still be waiting);
+    another error, or what the failed argument checks allow."""
+    waiting = Alternative(
+        Codes.any_error_but(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT),
+        None,
+        SYNC_TIMEOUT,
+        f"gate {gate} ahead in {target.name} is closed and a timeout of -1 waits forever: "
+        "the call can return neither success nor a time-out before the gate opens",
+    )
+    earlier = profile.fold(checks, IMPOSSIBLE).alternatives
+    return AllowedAnswers((waiting, *(a for a in earlier if a is not IMPOSSIBLE)))
 
 
 def rule_stream_query(profile: Folding, world: World, thread: int, stream: int) -> AllowedAnswers:

@@ -47,10 +47,16 @@ def test_sync_timeout_cann() -> None:
     }
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=0xDEAD, timeout=0)) == {107017}
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=0)) == {107000}
-    assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-1)) == {0, 507046}
+    # -1 waits forever: it never times out (acl_rt.h:2822); a positive limit may
+    assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-1)) == {0}
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=100)) == {0, 507046}
     w.ok("launch_gate", stream=s, outputs={"gate": 1})
     assert codes(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=100)) == {507046}
+    # behind a closed gate a wait of -1 cannot have returned: neither success nor a time-out
+    forever = w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-1)
+    assert forever.match(0) is None and forever.match(507046) is None
+    assert forever.match(507000) is not None
+    assert forever.primary.requirement == "SYNC-TIMEOUT"
     assert (
         w.allowed("synchronize_stream_with_timeout", stream=s, timeout=100).primary.requirement
         == "SYNC-TIMEOUT"
@@ -63,8 +69,11 @@ def test_sync_timeout_spec() -> None:
     assert spec_class(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=0)) == EITHER
     assert spec_class(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-5)) == EITHER
     assert spec_class(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=50)) == EITHER
+    assert w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-1).match(507046) is None
     w.ok("launch_gate", stream=s, outputs={"gate": 1})
     assert spec_class(w.allowed("synchronize_stream_with_timeout", stream=s, timeout=50)) == REJECT
+    forever = w.allowed("synchronize_stream_with_timeout", stream=s, timeout=-1)
+    assert forever.match(0) is None and forever.match(507046) is None
 
 
 @pytest.mark.parametrize("profile", ["cann", "spec"])

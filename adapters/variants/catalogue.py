@@ -15,6 +15,7 @@ from . import hang_mutants as h
 from . import hunt_mutants as hm
 from . import leaky
 from . import lifecycle_switch_mutants as lc
+from . import lifecycle_timeout_mutants as lt
 from . import mutants as m
 from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
@@ -178,6 +179,15 @@ CATALOGUE: tuple[Variant, ...] = (
         "STREAM-CALLS",
         ("cann",),
     ),
+    # timeouts, the synchronous companions' bounds, the order of checks and the stream
+    # life cycle (lifecycle_timeout_mutants.py)
+    _mutant("timeout-forever-is-a-poll", lt.TimeoutForeverIsAPoll, "SYNC-TIMEOUT"),
+    _mutant("timeout-zero-is-a-poll", lt.TimeoutZeroIsAPoll, "SYNC-TIMEOUT", ("cann",)),
+    _mutant("timeout-positive-ignored", lt.TimeoutPositiveIgnored, "SYNC-TIMEOUT"),
+    _mutant("from-dst-max-one-short", lt.FromDstMaxOneShortAccepted, "FROMSYMBOL-DSTMAX"),
+    _mutant("from-dst-max-equal-rejected", lt.FromDstMaxEqualRejected, "FROMSYMBOL-DSTMAX"),
+    _mutant("symbol-before-kind", lt.SymbolLookedUpBeforeKind, "CHECK-ORDER", ("cann",)),
+    _mutant("destroy-discards-unstarted", lt.DestroyDiscardsUnstarted, "STREAM-CALLS", ("cann",)),
     # calls that never return (hang_mutants.py): one hang, one failure, the rest decided
     Variant(
         "null-stream-sync-hangs",

@@ -247,6 +247,30 @@ def for_call(call: str, names: Iterable[str] | None = None) -> list[Defect]:
     return [d for d in DEFECTS if d.applies_to(call) and (wanted is None or d.name in wanted)]
 
 
+PAIR = " & "
+"""Joins the names of two defects made in one call (``pairs``)."""
+
+
+def pairs(call: str) -> list[str]:
+    """Every pair of defects of ``call`` on two different arguments, each named
+    ``"a & b"`` (``apply_named`` makes both): with several checks failing at once, the
+    code pins the order of checks down (CHECK-ORDER under cann; any error under spec)."""
+    ds = for_call(call)
+    return [
+        f"{a.name}{PAIR}{b.name}"
+        for i, a in enumerate(ds)
+        for b in ds[i + 1 :]
+        if a.argument != b.argument
+    ]
+
+
+def apply_named(args: dict[str, Any], site: Site, name: str) -> dict[str, Any]:
+    """``args`` with the defect ``name`` made, or both of a pair ``"a & b"``."""
+    for part in name.split(PAIR):
+        args = BY_NAME[part].apply(args, site)
+    return args
+
+
 def valid_args(
     h: Harness,
     call: str,

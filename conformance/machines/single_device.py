@@ -14,6 +14,7 @@ from hypothesis.stateful import rule
 from acl_conformance.conformance.authoring import defects
 from acl_conformance.conformance.authoring import events_life
 from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.authoring import timeouts
 from acl_conformance.conformance.harness.harness import HostBuffer
 
 from .common import HarnessMachine
@@ -25,6 +26,8 @@ MAX_BUFFERS = 6
 MAX_READS = 4
 DEFECTS = (*(d.name for d in defects.for_call(defects.TO_ASYNC)), "count 0")
 """Every defect of the table (conformance/authoring/defects.py), and a count of 0."""
+DEFECT_PAIRS = tuple(defects.pairs(defects.TO_ASYNC))
+"""Two defects of the table in one call (CHECK-ORDER)."""
 
 
 class SingleDeviceMachine(HarnessMachine):
@@ -131,7 +134,7 @@ class SingleDeviceMachine(HarnessMachine):
         stream=st.one_of(st.just(ops.NULL), streams),
         var=st.sampled_from(VARS),
         buf=buffers,
-        defect=st.sampled_from(DEFECTS),
+        defect=st.one_of(st.sampled_from(DEFECTS), st.sampled_from(DEFECT_PAIRS)),
         data=st.data(),
     )
     @declinable
@@ -146,7 +149,7 @@ class SingleDeviceMachine(HarnessMachine):
             args["count"] = 0
         else:
             site = defects.site(self.h, var, count, buf.address)
-            args = defects.BY_NAME[defect].apply(args, site)
+            args = defects.apply_named(args, site, defect)
         if self.is_pageable(buf, src_off, count):
             self.before_wait(args["stream"])
         self.h.call("memcpy_to_symbol_async", **args)
@@ -173,14 +176,14 @@ class SingleDeviceMachine(HarnessMachine):
         self.before_wait(None)
         ops.sync_device(self.h)
 
-    @rule(stream=streams, timeout=st.sampled_from([-1, 1, 20, 1000]))
+    @rule(stream=streams, timeout=timeouts.timeouts())
     @declinable
     def synchronize_with_timeout(self, stream: int, timeout: int) -> None:
         # A long limit on a closed gate would wait it out (a second per example):
         # open the gate from a timer instead, well within the limit.
-        if timeout == -1 or timeout >= 1000:
+        if timeouts.waits_out(timeout):
             self.before_wait(stream)
-        self.h.call("synchronize_stream_with_timeout", stream=stream, timeout=timeout)
+        timeouts.sync_with_timeout(self.h, stream, timeout)
 
     @rule(stream=st.one_of(st.just(ops.NULL), streams))
     @declinable

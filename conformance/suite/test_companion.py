@@ -84,13 +84,18 @@ def test_from_symbol_kinds(harness: Harness, kind: int, call: str) -> None:
 @pytest.mark.requirement("FROMSYMBOL-DSTMAX")
 @pytest.mark.parametrize("dst_max", [15, 16, 17, 0, 2**31, 2**32 + 15, 2**63, 2**64 - 1])
 @pytest.mark.parametrize("call", ["sync", "async"])
-def test_from_symbol_dst_max(harness: Harness, dst_max: int, call: str) -> None:
+@pytest.mark.parametrize("at", ["start", "end"])
+def test_from_symbol_dst_max(harness: Harness, dst_max: int, call: str, at: str) -> None:
+    """count 16 against dstMax count - 1, count, count + 1, 0 and values past 32 bits, at
+    offset 0 and at the variable's last 16 bytes (dstMax bounds dst, not the variable:
+    the offset must not enter the comparison)."""
     h = harness
     dst = h.pageable(64, ops.pattern(93, 64))
+    offset = 0 if at == "start" else ops.size(h, VAR) - 16
     if call == "sync":
-        r = ops.from_symbol(h, dst, VAR, count=16, dst_max=dst_max)
+        r = ops.from_symbol(h, dst, VAR, count=16, offset=offset, dst_max=dst_max)
     else:
-        r = ops.from_symbol_async(h, dst, VAR, count=16, dst_max=dst_max)
+        r = ops.from_symbol_async(h, dst, VAR, count=16, offset=offset, dst_max=dst_max)
     assert r.ok == (dst_max >= 16)
     if not r.ok:
         assert h.read(dst) == ops.pattern(93, 64)  # a rejected read writes nothing

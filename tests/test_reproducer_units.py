@@ -15,12 +15,17 @@ from world import observe_now
 
 from acl_conformance.conformance.harness.handles import Handles
 from acl_conformance.conformance.traces import reproducer
+from acl_conformance.conformance.traces.reproducer_program import allowed_codes
 from acl_conformance.conformance.traces.trace import Trace
 from acl_conformance.reference_impl import Capabilities
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.calls import render_call
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 from acl_conformance.reference_impl.constants import SIZE_MAX
+from acl_conformance.reference_impl.outcome import AllowedAnswers
+from acl_conformance.reference_impl.outcome import Alternative
+from acl_conformance.reference_impl.outcome import Codes
 from acl_conformance.reference_impl.record import CallRecord
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,3 +214,16 @@ def test_the_c_signature_of_a_call_is_spelled_only_in_the_table() -> None:
         for spec in CALLS.values():
             if spec.acl:
                 assert not re.search(rf"\b{spec.c_name}\(", text), (path.name, spec.c_name)
+
+
+def test_a_reproducer_keeps_the_codes_an_any_error_answer_excludes() -> None:
+    """aclrtSynchronizeStreamWithTimeout(s, -1) on a stream held by a closed gate: any
+    error but the time-out is allowed, so the C check must not accept 507046."""
+    timeout = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+    but = Alternative(Codes.any_error_but(timeout, 1), None, "SYNC-TIMEOUT", "never times out")
+    assert allowed_codes(AllowedAnswers((but,))) == ([], True, [1, timeout])
+    # an explicit alternative that allows a code takes it out of the excluded ones
+    explicit = Alternative(Codes.only(1), None, "SYNC-TIMEOUT", "one")
+    assert allowed_codes(AllowedAnswers((but, explicit))) == ([1], True, [timeout])
+    anything = Alternative(Codes(None), None, None, "any")
+    assert allowed_codes(AllowedAnswers((but, anything))) == ([], True, [])

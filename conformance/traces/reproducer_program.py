@@ -60,16 +60,20 @@ def bytes_literal(data: bytes) -> str:
     return "{\n" + ",\n".join(rows) + "\n}"
 
 
-def allowed_codes(allowed: AllowedAnswers) -> tuple[list[int], bool]:
-    """(explicit codes, whether any non-zero code is allowed)."""
+def allowed_codes(allowed: AllowedAnswers) -> tuple[list[int], bool, list[int]]:
+    """(explicit codes, whether any non-zero code is allowed, the non-zero codes that are
+    not: excluded by every "any error but" alternative, and not among the explicit)."""
     codes: set[int] = set()
     any_error = False
+    excluded: set[int] | None = None
     for alt in allowed.alternatives:
         if alt.codes.values is None:
             any_error = True
+            but = set(alt.codes.excluded)
+            excluded = but if excluded is None else excluded & but
         else:
             codes |= set(alt.codes.values)
-    return sorted(codes), any_error
+    return sorted(codes), any_error, sorted((excluded or set()) - codes)
 
 
 class Program:
@@ -166,11 +170,13 @@ class Program:
 
     # -- checks -----------------------------------------------------------
     def check_code(self, label: str, allowed: AllowedAnswers) -> None:
-        codes, any_error = allowed_codes(allowed)
+        codes, any_error, but = allowed_codes(allowed)
         arr = "{" + ", ".join(str(c) for c in codes) + "}" if codes else "{0}"
+        not_arr = "{" + ", ".join(str(c) for c in but) + "}" if but else "{0}"
         self.body.append(
-            f"    {{ static const aclError ok[] = {arr}; "
-            f"check_code({c_string(label)}, ret, ok, {len(codes)}, {int(any_error)}); }}"
+            f"    {{ static const aclError ok[] = {arr}; static const aclError but[] = {not_arr}; "
+            f"check_code({c_string(label)}, ret, ok, {len(codes)}, {int(any_error)}, "
+            f"but, {len(but)}); }}"
         )
 
     def check_bytes(

@@ -240,6 +240,27 @@ def test_event_calls(harness: Harness) -> None:
     assert h.call("destroy_event", event=e).ok
 
 
+@pytest.mark.requirement("EVENT-CALLS")
+@pytest.mark.needs(events=True)
+def test_an_event_outlives_the_stream_it_was_recorded_on(harness: Harness) -> None:
+    """A record that completed before its stream was destroyed is still the event's: the
+    event is a valid handle of its own, so synchronising it and making another stream wait
+    for it succeed (nothing was pending when the stream went, so the text's silence on a
+    destroy with tasks pending does not enter)."""
+    h = harness
+    e = ops.event(h)
+    s = h.stream()
+    assert ops.record(h, e, s).ok
+    ops.sync(h, s)
+    assert h.call("destroy_stream", stream=s).ok
+    assert h.call("synchronize_event", event=e).ok
+    other = h.stream()
+    assert ops.wait(h, other, e).ok
+    ops.sync(h, other)
+    assert ops.record(h, e, other).ok  # recorded again on a live stream
+    assert h.call("synchronize_event", event=e).ok
+
+
 # --- host memory -------------------------------------------------------------------
 @pytest.mark.requirement("HOST-MEMORY-CALLS")
 def test_host_memory_calls(harness: Harness) -> None:

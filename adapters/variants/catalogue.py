@@ -61,13 +61,18 @@ class Variant:
         return profile in self.legal
 
 
+def _doc(cls: type) -> str:
+    """A variant's description: its class's docstring on one line."""
+    return (cls.__doc__ or "").strip().replace("\n", " ")
+
+
 def _mutant(
     name: str, cls: type[Simulator], requirement: str, profiles: tuple[str, ...] = BOTH
 ) -> Variant:
     legal = tuple(p for p in BOTH if p not in profiles)
     return Variant(
         name,
-        (cls.__doc__ or "").strip().replace("\n", " "),
+        _doc(cls),
         cls,
         dict.fromkeys(profiles, requirement),
         legal,
@@ -138,8 +143,7 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("from-ignores-offset", c.FromIgnoresOffset, "FROMSYMBOL-BYTES"),
     Variant(
         "from-ignores-offset-zero-filled",
-        (c.FromIgnoresOffset.__doc__ or "").strip().replace("\n", " ")
-        + "; the variables start zero-filled (as CANN's do)",
+        _doc(c.FromIgnoresOffset) + "; the variables start zero-filled (as CANN's do)",
         lambda **kw: c.FromIgnoresOffset(**{"zero_filled": True, **kw}),
         dict.fromkeys(BOTH, "FROMSYMBOL-BYTES"),
     ),
@@ -191,14 +195,14 @@ CATALOGUE: tuple[Variant, ...] = (
     # calls that never return (hang_mutants.py): one hang, one failure, the rest decided
     Variant(
         "null-stream-sync-hangs",
-        (h.NullStreamSyncHangs.__doc__ or "").strip().replace("\n", " "),
+        _doc(h.NullStreamSyncHangs),
         h.NullStreamSyncHangs,
         dict.fromkeys(BOTH, _SYNC),
         hangs="aclrtSynchronizeStream(NULL)",
     ),
     Variant(
         "event-sync-hangs",
-        (h.EventSyncHangsAfterStreamRecord.__doc__ or "").strip().replace("\n", " "),
+        _doc(h.EventSyncHangsAfterStreamRecord),
         h.EventSyncHangsAfterStreamRecord,
         dict.fromkeys(BOTH, _SYNC),
         hangs="aclrtSynchronizeEvent",
@@ -207,14 +211,14 @@ CATALOGUE: tuple[Variant, ...] = (
     # still decided, and only the default stream's fails
     Variant(
         "null-stream-rejected-everywhere",
-        (pv.NullStreamRejectedEverywhere.__doc__ or "").strip().replace("\n", " "),
+        _doc(pv.NullStreamRejectedEverywhere),
         pv.NullStreamRejectedEverywhere,
         dict.fromkeys(BOTH, "STREAM-NULL-DEFAULT"),
         breaks=("STREAM-NULL-DEFAULT",),
     ),
     Variant(
         "every-kth-copy-loses-a-byte",
-        (f.EveryKthCopyLosesItsLastByte.__doc__ or "").strip().replace("\n", " "),
+        _doc(f.EveryKthCopyLosesItsLastByte),
         f.EveryKthCopyLosesItsLastByte,
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         flaky=True,
@@ -222,14 +226,14 @@ CATALOGUE: tuple[Variant, ...] = (
     # bugs the ci run misses and a bug hunt finds (hunt_mutants.py)
     Variant(
         "registered-odd-copy-across-1k-loses-last-byte",
-        (hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte.__doc__ or "").strip().replace("\n", " "),
+        _doc(hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte),
         hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte,
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         hunt_only=True,
     ),
     Variant(
         "sync-early-after-wait-when-deep",
-        (hm.StreamSyncEarlyAfterWaitWhenDeep.__doc__ or "").strip().replace("\n", " "),
+        _doc(hm.StreamSyncEarlyAfterWaitWhenDeep),
         hm.StreamSyncEarlyAfterWaitWhenDeep,
         # hunt-only under spec: the cann profile's own event test catches it in the ci run
         {"spec": _SYNC},
@@ -287,7 +291,7 @@ CATALOGUE: tuple[Variant, ...] = (
     ),
     Variant(
         "stream-table-fills",
-        (leaky.StreamTableFills.__doc__ or "").strip().replace("\n", " ")
+        _doc(leaky.StreamTableFills)
         + "; it asks for isolation reset: the suite must recover with fresh instances",
         leaky.StreamTableFills,
         {},
@@ -295,7 +299,7 @@ CATALOGUE: tuple[Variant, ...] = (
     ),
     Variant(
         "generic-error-codes",
-        (m.GenericErrorCodes.__doc__ or "").strip().replace("\n", " "),
+        _doc(m.GenericErrorCodes),
         m.GenericErrorCodes,
         {},
         ("spec",),

@@ -103,7 +103,7 @@ class LargeCopyLosesItsTail(_Helpers):
         if (
             count > self.PIECE
             and count % self.PIECE
-            and self._copies(symbol, src, count, offset, kind)
+            and self._would_copy(symbol, src, count, offset, kind)
         ):
             count -= count % self.PIECE
         return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)

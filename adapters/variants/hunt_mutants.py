@@ -49,7 +49,7 @@ class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(MutantBase):
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
         if (
-            self._copies(symbol, src, count, offset, kind)
+            self._would_copy(symbol, src, count, offset, kind)
             and offset % 2 == 1
             and count % 2 == 1
             and offset // self.SPLIT != (offset + count - 1) // self.SPLIT

@@ -108,16 +108,9 @@ class DestroyDiscardsUnstarted(MutantBase):
     def destroy_stream(self, stream: int) -> int:
         self._check_open()
         _code, strm, ctx = self._stream(stream)
-        if stream and strm is not None and ctx is not None:
+        if stream and strm is not None and ctx is not None and self._unlist_stream(strm, ctx):
             with self._lock:
-                mine = (
-                    ctx.streams.get(strm.handle) is strm and self._objects.get(strm.handle) is strm
-                )
-                if mine:
-                    del self._objects[strm.handle]
-                    del ctx.streams[strm.handle]
-                    self._live_streams.discard(strm)
-            if mine:
-                strm.abort()
-                return ACL_SUCCESS
+                self._live_streams.discard(strm)
+            strm.abort()
+            return ACL_SUCCESS
         return super().destroy_stream(stream)

@@ -6,6 +6,7 @@ The lookups go through the contract, so that they match the simulator.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
@@ -21,7 +22,7 @@ class MutantBase(Simulator):
         code, size = super().get_symbol_size(symbol)
         return size if code == ACL_SUCCESS else None
 
-    def _copies(self, symbol: int, src: int, count: int, offset: int, kind: int) -> bool:
+    def _would_copy(self, symbol: int, src: int, count: int, offset: int, kind: int) -> bool:
         """Would the simulator take this To copy and make it: a registered ``symbol``, a
         source, an allowed kind, ``offset + count`` within the variable, no overflow?"""
         size = self._size_of(symbol)
@@ -32,6 +33,16 @@ class MutantBase(Simulator):
             and offset <= SIZE_MAX - count
             and offset + count <= size
         )
+
+    def _unlist_stream(self, strm: Any, ctx: Any) -> bool:
+        """Take stream ``strm`` out of the handle tables as a destroy does, without waiting
+        for its tasks; False when it is not ``ctx``'s own (then nothing changes)."""
+        with self._lock:
+            mine = ctx.streams.get(strm.handle) is strm and self._objects.get(strm.handle) is strm
+            if mine:
+                del self._objects[strm.handle]
+                del ctx.streams[strm.handle]
+        return mine
 
     def _neighbour(self, symbol: int) -> int | None:
         """The variable laid out right after ``symbol`` in device memory."""

@@ -95,19 +95,12 @@ class DestroyEarlyWhenDeep(_EarlyWhenDeep):
     def destroy_stream(self, stream: int) -> int:
         self._check_open()
         _code, strm, ctx = self._stream(stream)
-        if stream and strm is not None and ctx is not None and self._deep(strm.pending()):
-            with self._lock:
-                mine = (
-                    ctx.streams.get(strm.handle) is strm and self._objects.get(strm.handle) is strm
-                )
-                if mine:
-                    del self._objects[strm.handle]
-                    del ctx.streams[strm.handle]
-            if mine:
-                threading.Thread(
-                    target=self._retire, args=([strm],), name="acl-sim-late-destroy", daemon=True
-                ).start()
-                return ACL_SUCCESS
+        deep = stream and strm is not None and ctx is not None and self._deep(strm.pending())
+        if deep and self._unlist_stream(strm, ctx):
+            threading.Thread(
+                target=self._retire, args=([strm],), name="acl-sim-late-destroy", daemon=True
+            ).start()
+            return ACL_SUCCESS
         return super().destroy_stream(stream)
 
 

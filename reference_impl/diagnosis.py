@@ -3,7 +3,8 @@
 A read that shows bytes no allowed candidate explains is a mismatch
 (``memory.Mismatch``).  ``diagnose`` turns it into a violation: it looks for the
 likeliest story that explains the bytes (a copy that ran too early past a gate, a
-copy that landed on another device, an overwritten copy that shows through, a copy
+copy that landed on another device, copies undone by another device's
+reset, an overwritten copy that shows through, a copy
 known complete that did not land, a pageable source read late, a rejected call that
 wrote anyway, a stray write) and charges the requirement that story breaks, with the
 other readings as ``also``.  The checks are tried in that order: the first story that
@@ -128,6 +129,12 @@ def diagnose(
         # another device was current, lands there too.
         late = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}.get(other.mode)
         also = (late,) if late else ()
+    elif (reset := _reset_elsewhere(state, device, var, writes, m)) is not None:
+        req, why = (
+            DEVICE_INSTANCE,
+            f"the copies known complete here were undone when another device was reset "
+            f"({reset.label}): the bytes are what the variable held before them",
+        )
     elif any(_explains(var, w, m) for w in var.retired):
         # The most recent overwritten write that shows through names the broken order.
         old = next(w for w in reversed(var.retired) if _explains(var, w, m))
@@ -285,6 +292,25 @@ def _other_instance_write(state: ModelState, device: int, sym: Symbol, m: Mismat
             var.mark(w, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
         if there and mask.all():
             return there[-1]
+    return None
+
+
+def _reset_elsewhere(
+    state: ModelState, device: int, var: VarMemory, writes: list[Write], m: Mismatch
+) -> Judgement | None:
+    """A reset of another device, made after every copy the mismatch should show was
+    issued, when the bytes are what the variable held before those copies (its starting
+    contents, copies since overwritten) or zeros: that reset reached this device's
+    instance.  None when no such reset explains the bytes."""
+    if not writes or not state.resets:
+        return None
+    latest = max(w.call.number for w in writes)
+    reset = next((c for d, c in reversed(state.resets) if d != device and c.number > latest), None)
+    if reset is None:
+        return None
+    zeros = not np.frombuffer(m.observed, dtype=np.uint8).any()
+    if zeros or _explains(var, INITIAL, m) or _older_contents_explain(var, m):
+        return reset
     return None
 
 

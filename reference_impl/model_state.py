@@ -135,6 +135,8 @@ class ModelState:
         """The device address reported for each (device, variable) since its last reset."""
         self.reset: set[tuple[int, str]] = set()
         """Variables whose contents a device reset made unspecified, not read since."""
+        self.resets: list[tuple[int, Judgement]] = []
+        """Each reset that ended a device's context: (device, the aclrtResetDevice call)."""
         self.undefined: dict[int, npt.NDArray[np.bool_]] = {}
         """Per host buffer address: which bytes hold values the suite never wrote."""
         self.last_read: LastRead | None = None

@@ -14,6 +14,7 @@ from . import flaky as f
 from . import hang_mutants as h
 from . import hunt_mutants as hm
 from . import leaky
+from . import lifecycle_registration_mutants as lc
 from . import mutants as m
 from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
@@ -224,6 +225,17 @@ CATALOGUE: tuple[Variant, ...] = (
         {"spec": _SYNC},
         hunt_only=True,
     ),
+    # second and third steps of life cycles: several registrations, a device reset
+    # (lifecycle_registration_mutants.py)
+    _mutant(
+        "unregister-drops-the-most-recent", lc.UnregisterDropsTheMostRecent, "PINNED-REGISTERED"
+    ),
+    _mutant("unregister-drops-every-range", lc.UnregisterDropsEveryRange, "PINNED-REGISTERED"),
+    _mutant("registration-keeps-one-range", lc.RegistrationKeepsOneRange, "PINNED-REGISTERED"),
+    _mutant("re-registered-stays-pageable", lc.ReRegisteredStaysPageable, "PINNED-REGISTERED"),
+    _mutant("reset-clears-every-device", lc.ResetClearsEveryDevice, "DEVICE-INSTANCE"),
+    _mutant("reset-clears-the-current-device", lc.ResetClearsTheCurrentDevice, "DEVICE-INSTANCE"),
+    _mutant("reset-aliases-device-0", lc.ResetAliasesDeviceZero, "DEVICE-INSTANCE"),
     _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
     _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),
     _legal(

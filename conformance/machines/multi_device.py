@@ -8,6 +8,7 @@ from hypothesis.stateful import initialize
 from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
+from acl_conformance.conformance.authoring import device_reset
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.harness import HostBuffer
 
@@ -93,3 +94,12 @@ class MultiDeviceMachine(HarnessMachine):
     @declinable
     def address(self, var: str) -> None:
         self.h.call("get_symbol_address", symbol=ops.symbol(self.h, var))
+
+    @rule(device=st.sampled_from([0, 1]))
+    @declinable
+    def reset_life_cycle(self, device: int) -> None:
+        """Bytes of their own to every variable on both devices, ``device`` reset and set
+        again: the other's instances untouched, the reset one's its own
+        (conformance/authoring/device_reset.py)."""
+        self.tag = device_reset.reset_then_set_again(self.h, VARS, (0, 1), device, self.tag + 1)
+        self.device = device

@@ -62,5 +62,5 @@ def reset_then_set_again(
     observe_everywhere(h, names, [target, *(d for d in devices if d != target)])
     # The reset device's instances are its own: bytes written there show nowhere else.
     tag = write_everywhere(h, names, [target], tag)
-    observe_everywhere(h, names, devices)
+    observe_everywhere(h, names, [d for d in devices if d != target])
     return tag

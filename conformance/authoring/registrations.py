@@ -60,18 +60,12 @@ def disjoint_ranges(h: Harness, fill: int) -> list[HostRange]:
     return out
 
 
-def register(h: Harness, rng: HostRange) -> None:
-    """aclrtHostRegisterV2 of one aligned page of malloc memory: it must succeed."""
-    r = h.call("host_register", ptr=rng.address, size=PAGE)
-    if not r.ok:
-        h.fail(
-            "PINNED-REGISTERED",
-            f"aclrtHostRegisterV2 of a 4 KiB aligned page ({rng!r}) failed with {r.code} while "
-            "the ranges registered before it are disjoint from it",
-            call=h.model.last_call(),
-            allowed="success: registering pageable memory page-locks it",
-            observed=f"error {r.code}",
-        )
+def register(h: Harness, rng: HostRange) -> bool:
+    """aclrtHostRegisterV2 of one aligned page of malloc memory; did it succeed?  The model
+    judged the answer: a failure it does not allow is its finding; one it allows (the page
+    overlaps a registration made on memory since freed, which may outlive the free) ends
+    the life cycle, unchecked."""
+    return h.call("host_register", ptr=rng.address, size=PAGE).ok
 
 
 def acts_pinned(h: Harness, var: str, rng: HostRange, data: bytes, step: str) -> None:
@@ -120,34 +114,32 @@ def unregister_one_then_register_again(
     ranges: Sequence[HostRange],
     drop: int,
     tag: int,
-) -> None:
+) -> bool:
     """Register every range of ``ranges`` in order; unregister ``ranges[drop]`` (not the
     last: ``drop < len(ranges) - 1``); check the others still act page-locked and it acts
     pageable; register it again and check it acts page-locked; unregister them all.
-    ``tag`` picks the bytes each copy carries (``ops.pattern(tag + k)``)."""
+    ``tag`` picks the bytes each copy carries (``ops.pattern(tag + k)``).  False when a
+    call failed where the model allows it to (see ``register``): the rest is not checked."""
     if not 0 <= drop < len(ranges) - 1:
         raise ValueError(f"drop is a range registered before the last one, not {drop}")
-    for rng in ranges:
-        register(h, rng)
+    made = [rng for rng in ranges if register(h, rng)]
+    done = len(made) == len(ranges)
     dropped = ranges[drop]
-    r = h.call("host_unregister", ptr=dropped.address)
-    if not r.ok:
-        h.fail(
-            "PINNED-REGISTERED",
-            f"aclrtHostUnregister of a registered range ({dropped!r}, with "
-            f"{len(ranges) - 1} other ranges registered) failed with {r.code}",
-            call=h.model.last_call(),
-            allowed="success: the pointer is the start of a registered range",
-            observed=f"error {r.code}",
-        )
-    k = tag
-    for rng in ranges:
-        k += 1
-        if rng is dropped:
-            acts_pageable(h, var, rng, ops.pattern(k, COUNT))
+    if done and h.call("host_unregister", ptr=dropped.address).ok:
+        k = tag
+        for rng in ranges:
+            k += 1
+            if rng is dropped:
+                acts_pageable(h, var, rng, ops.pattern(k, COUNT))
+            else:
+                acts_pinned(h, var, rng, ops.pattern(k, COUNT), "another range was unregistered")
+        if register(h, dropped):
+            acts_pinned(h, var, dropped, ops.pattern(k + 1, COUNT), "registered again")
         else:
-            acts_pinned(h, var, rng, ops.pattern(k, COUNT), "another range was unregistered")
-    register(h, dropped)
-    acts_pinned(h, var, dropped, ops.pattern(k + 1, COUNT), "registered again")
-    for rng in ranges:
+            made.remove(dropped)
+            done = False
+    else:
+        done = False
+    for rng in made:
         h.call("host_unregister", ptr=rng.address)
+    return done

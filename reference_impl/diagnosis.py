@@ -129,11 +129,11 @@ def diagnose(
         # another device was current, lands there too.
         late = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}.get(other.mode)
         also = (late,) if late else ()
-    elif (reset := _reset_elsewhere(state, device, var, writes, m)) is not None:
+    elif (reset := _reset_elsewhere(state, device, sym, writes, m)) is not None:
         req, why = (
             DEVICE_INSTANCE,
-            f"the copies known complete here were undone when another device was reset "
-            f"({reset.label}): the bytes are what the variable held before them",
+            f"the variable changed when another device was reset ({reset.label}): the "
+            "bytes are what a reset brings, or what the variable held before its copies",
         )
     elif any(_explains(var, w, m) for w in var.retired):
         # The most recent overwritten write that shows through names the broken order.
@@ -296,22 +296,44 @@ def _other_instance_write(state: ModelState, device: int, sym: Symbol, m: Mismat
 
 
 def _reset_elsewhere(
-    state: ModelState, device: int, var: VarMemory, writes: list[Write], m: Mismatch
+    state: ModelState, device: int, sym: Symbol, writes: list[Write], m: Mismatch
 ) -> Judgement | None:
-    """A reset of another device, made after every copy the mismatch should show was
-    issued, when the bytes are what the variable held before those copies (its starting
-    contents, copies since overwritten) or zeros: that reset reached this device's
-    instance.  None when no such reset explains the bytes."""
-    if not writes or not state.resets:
+    """A reset of another device, made after every copy to this device was issued, that
+    explains the bytes: what the reset device's instance of the variable held
+    when first read after that reset (the contents a reset brings), zeros, or what this
+    variable held before those copies (its starting contents, copies since overwritten).
+    That reset reached this device's instance.  None when no such reset explains them."""
+    if not state.resets:
         return None
-    latest = max(w.call.number for w in writes)
-    reset = next((c for d, c in reversed(state.resets) if d != device and c.number > latest), None)
-    if reset is None:
-        return None
-    zeros = not np.frombuffer(m.observed, dtype=np.uint8).any()
-    if zeros or _explains(var, INITIAL, m) or _older_contents_explain(var, m):
-        return reset
+    latest = _latest_copy(state, device)
+    var = state.var(device, sym)
+    obs = np.frombuffer(m.observed, dtype=np.uint8)
+    for d, call in reversed(state.resets):
+        if call.number <= latest or d == device:
+            # A copy to this device since (a stray or late write is its own story), or
+            # this device's own reset: older resets elsewhere explain nothing here.
+            return None
+        brought = state.after_reset.get((d, sym.name))
+        if brought is not None and bytes(brought[m.lo : m.hi]) == m.observed:
+            return call
+        if writes and (
+            not obs.any() or _explains(var, INITIAL, m) or _older_contents_explain(var, m)
+        ):
+            return call
     return None
+
+
+def _latest_copy(state: ModelState, device: int) -> int:
+    """The step number of the latest copy to any variable of ``device`` the model still
+    holds (pending, complete or overwritten), 0 if none."""
+    latest = 0
+    for (d, _name), v in state.memory.items():
+        if d != device:
+            continue
+        for _a, _b, cands in v.segments():
+            latest = max([latest, *(c.call.number for c in cands if isinstance(c, Write))])
+        latest = max([latest, *(w.call.number for w in v.retired)])
+    return latest
 
 
 def _source_now_explains(state: ModelState, w: Write, m: Mismatch) -> bool:

@@ -137,11 +137,14 @@ class ResetAliasesDeviceZero(MutantBase):
     0's memory: its instances alias device 0's (a copy to one lands in both)."""
 
     def set_device(self, device_id: int) -> int:
+        if device_id == 0 or not self._devices.valid(device_id):
+            return super().set_device(device_id)
+        existed = self._devices.context_of(device_id) is not None
         code = super().set_device(device_id)
-        if code != ACL_SUCCESS or device_id == 0:
-            return code
         ctx = self._devices.context_of(device_id)
         first = self._devices.context_of(0)
-        if ctx is not None and first is not None and ctx.generation > 0:
+        # A context made again after a reset maps device 0's memory.
+        made = code == ACL_SUCCESS and not existed and ctx is not None
+        if made and first is not None and ctx is not None and ctx.generation > 0:
             ctx.memory = first.memory
         return code

@@ -72,6 +72,7 @@ class Traced(Adapter):
         self.lock = threading.Lock()
         """Held while the trace changes."""
         self._acting = threading.local()
+        self._references: dict[int, int] = {}
 
     @classmethod
     def around(cls, inner: Adapter) -> Traced:
@@ -103,6 +104,12 @@ class Traced(Adapter):
         finally:
             self._acting.number = before
 
+    def references(self) -> dict[int, int]:
+        """Per device: the successful aclrtSetDevice calls made through this wrapper that no
+        successful aclrtResetDevice has undone (one reset drops one, as the model has it)."""
+        with self.lock:
+            return dict(self._references)
+
     def record(self, name: str, args: Mapping[str, Any]) -> CallRecord:
         """Make ``name(**args)`` on the wrapped adapter; the call's record (what the
         adapter raised is raised again, after it is recorded)."""
@@ -133,6 +140,12 @@ class Traced(Adapter):
             rec.outputs = dict(zip(output_names(name), result[1:], strict=False))
             return rec, result
         rec.code = int(result)
+        if rec.code == 0 and name in ("set_device", "reset_device"):
+            # The references a later harness's model starts from (``references``).
+            device = int(args["device_id"])
+            with self.lock:
+                n = self._references.get(device, 0) + (1 if name == "set_device" else -1)
+                self._references[device] = max(0, n)
         return rec, rec.code
 
 

@@ -238,6 +238,7 @@ def _reset_device(
             if not s.default:
                 state.world.kill_stream(s)
     state.forget_device(e.device)
+    state.resets.append((e.device, call))
     for t, d in list(state.world.current.items()):
         if d == e.device:
             state.world.current[t] = None

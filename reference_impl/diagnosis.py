@@ -3,7 +3,8 @@
 A read that shows bytes no allowed candidate explains is a mismatch
 (``memory.Mismatch``).  ``diagnose`` turns it into a violation: it looks for the
 likeliest story that explains the bytes (a copy that ran too early past a gate, a
-copy that landed on another device, an overwritten copy that shows through, a copy
+copy that landed on another device, copies undone by another device's
+reset, an overwritten copy that shows through, a copy
 known complete that did not land, a pageable source read late, a rejected call that
 wrote anyway, a stray write) and charges the requirement that story breaks, with the
 other readings as ``also``.  The checks are tried in that order: the first story that
@@ -128,6 +129,12 @@ def diagnose(
         # another device was current, lands there too.
         late = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}.get(other.mode)
         also = (late,) if late else ()
+    elif (reset := _reset_elsewhere(state, device, sym, writes, m)) is not None:
+        req, why = (
+            DEVICE_INSTANCE,
+            f"the variable changed when another device was reset ({reset.label}): the "
+            "bytes are what a reset brings, or what the variable held before its copies",
+        )
     elif any(_explains(var, w, m) for w in var.retired):
         # The most recent overwritten write that shows through names the broken order.
         old = next(w for w in reversed(var.retired) if _explains(var, w, m))
@@ -286,6 +293,47 @@ def _other_instance_write(state: ModelState, device: int, sym: Symbol, m: Mismat
         if there and mask.all():
             return there[-1]
     return None
+
+
+def _reset_elsewhere(
+    state: ModelState, device: int, sym: Symbol, writes: list[Write], m: Mismatch
+) -> Judgement | None:
+    """A reset of another device, made after every copy to this device was issued, that
+    explains the bytes: what the reset device's instance of the variable held
+    when first read after that reset (the contents a reset brings), zeros, or what this
+    variable held before those copies (its starting contents, copies since overwritten).
+    That reset reached this device's instance.  None when no such reset explains them."""
+    if not state.resets:
+        return None
+    latest = _latest_copy(state, device)
+    var = state.var(device, sym)
+    obs = np.frombuffer(m.observed, dtype=np.uint8)
+    for d, call in reversed(state.resets):
+        if call.number <= latest or d == device:
+            # A copy to this device since (a stray or late write is its own story), or
+            # this device's own reset: older resets elsewhere explain nothing here.
+            return None
+        brought = state.after_reset.get((d, sym.name))
+        if brought is not None and bytes(brought[m.lo : m.hi]) == m.observed:
+            return call
+        if writes and (
+            not obs.any() or _explains(var, INITIAL, m) or _older_contents_explain(var, m)
+        ):
+            return call
+    return None
+
+
+def _latest_copy(state: ModelState, device: int) -> int:
+    """The step number of the latest copy to any variable of ``device`` the model still
+    holds (pending, complete or overwritten), 0 if none."""
+    latest = 0
+    for (d, _name), v in state.memory.items():
+        if d != device:
+            continue
+        for _a, _b, cands in v.segments():
+            latest = max([latest, *(c.call.number for c in cands if isinstance(c, Write))])
+        latest = max([latest, *(w.call.number for w in v.retired)])
+    return latest
 
 
 def _source_now_explains(state: ModelState, w: Write, m: Mismatch) -> bool:

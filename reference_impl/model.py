@@ -27,6 +27,7 @@ calls' entry points) and ``step.py`` (one recorded call, judged).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,13 @@ class Model(Queries):
     def assume_initialized(self) -> None:
         """The backend was initialised (aclInit) before the model was told of its calls."""
         self.world.initialized = True
+
+    def assume_references(self, references: Mapping[int, int]) -> None:
+        """The backend holds these aclrtSetDevice references per device from calls made
+        before the model was told of them (an instance that served earlier harnesses): the
+        resets it takes to end a device's context count them too."""
+        for device, n in references.items():
+            self.world.refcount[device] = self.world.refcount.get(device, 0) + n
 
     # -- calls ------------------------------------------------------------
     def judge(self, name: str, thread: int = 0, **args: Any) -> Judgement:

@@ -26,6 +26,7 @@ from .evidence import Tally
 from .judgement import Cause
 from .judgement import Judgement
 from .judgement import Violation
+from .memory import Bytes
 from .memory import Candidate
 from .memory import VarMemory
 from .memory import Write
@@ -135,6 +136,10 @@ class ModelState:
         """The device address reported for each (device, variable) since its last reset."""
         self.reset: set[tuple[int, str]] = set()
         """Variables whose contents a device reset made unspecified, not read since."""
+        self.resets: list[tuple[int, Judgement]] = []
+        """Each reset that ended a device's context: (device, the aclrtResetDevice call)."""
+        self.after_reset: dict[tuple[int, str], Bytes] = {}
+        """What each variable held when first read after its device's last reset."""
         self.undefined: dict[int, npt.NDArray[np.bool_]] = {}
         """Per host buffer address: which bytes hold values the suite never wrote."""
         self.last_read: LastRead | None = None
@@ -243,6 +248,7 @@ class ModelState:
             if dev == device:
                 var.forget(None)  # DEVICE-RESET-CONTENTS: unspecified after a reset
                 self.reset.add((dev, name))
+                self.after_reset.pop((dev, name), None)
         self.reads = [r for r in self.reads if r.device != device]
         for k in [k for k in self.addresses if k[0] == device]:
             del self.addresses[k]

@@ -43,6 +43,7 @@ def observe(
             if (device, sym.name) in state.reset:
                 state.reset.discard((device, sym.name))
                 state.tally.check(DEVICE_RESET_CONTENTS)
+                state.after_reset[(device, sym.name)] = obs.copy()
             var.forget(obs.copy())
             state.last_read = (call, [(offset, offset + len(data), None)])
             return []

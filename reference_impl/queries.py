@@ -31,6 +31,11 @@ class Queries(ModelState):
         """Host ``thread``'s current device (None before it called aclrtSetDevice)."""
         return self.world.current_device(thread)
 
+    def device_references(self, device: int) -> int:
+        """How many aclrtSetDevice calls on ``device`` no aclrtResetDevice has undone yet:
+        the resets it takes to end the device's context."""
+        return max(0, self.world.refcount.get(device, 0))
+
     def devices_made_current(self) -> set[int]:
         """The devices that are some host thread's current device now."""
         return {d for d in self.world.current.values() if d is not None}

@@ -278,6 +278,8 @@ class World:
 
     def was_registered(self, address: int) -> bool:
         """Was ``address`` in a range that has been unregistered (and is not registered now)?"""
+        if any(r.address <= address < r.end for r in self.registered.values()):
+            return False  # registered again since
         return any(a <= address < a + n for a, n in self.unregistered)
 
     def overlapping_registrations(self, address: int, size: int) -> list[Registration]:

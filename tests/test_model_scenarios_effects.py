@@ -217,3 +217,26 @@ def test_bytes_of_several_copies_on_another_device_are_charged_to_the_instance(w
     seen[0:8] = PAGE[0:8]
     seen[6:8] = PAGE[100:102]
     assert observe(w, "g_arr256", bytes(seen)) == {"DEVICE-INSTANCE"}
+
+
+def test_copies_undone_by_a_reset_of_another_device_are_charged_to_the_instance(w: W) -> None:
+    """A copy known complete on device 0, then device 1 reset (its context ended) and set
+    again: device 0's variable back at its starting contents is DEVICE-INSTANCE (the reset
+    reached device 0's instance), not a copy that did not land; device 1's contents may
+    be anything (DEVICE-RESET-CONTENTS)."""
+    assert copy(w, src=PAGEABLE, count=16, stream=0) == []
+    assert observe(w, "g_arr256", after("g_arr256", 0, PAGE[:16])) == set()
+    for _ in range(w.model.device_references(1)):  # the last one ends the context
+        w.ok("reset_device", device_id=1)
+    w.ok("set_device", device_id=1)
+    assert observe(w, "g_arr256", bytes(256), device=1) == set()
+    assert observe(w, "g_arr256", init("g_arr256")) == {"DEVICE-INSTANCE"}
+
+
+def test_a_copy_that_did_not_land_before_any_reset_keeps_its_charge(w: W) -> None:
+    """Device 1 reset before the copy on device 0 was issued: the reset explains nothing."""
+    for _ in range(w.model.device_references(1)):
+        w.ok("reset_device", device_id=1)
+    w.ok("set_device", device_id=0)
+    assert copy(w, src=PAGEABLE, count=16, stream=0) == []
+    assert observe(w, "g_arr256", init("g_arr256")) == {"PAGEABLE-BLOCKS"}

@@ -193,3 +193,19 @@ def test_traced_records_arguments_by_name_and_refuses_what_the_contract_refuses(
     ):
         with pytest.raises(TypeError):
             bad()
+
+
+def test_traced_counts_the_device_references_the_backend_holds() -> None:
+    """Each successful aclrtSetDevice takes a reference and each successful aclrtResetDevice
+    drops one (never below none); failed calls count nothing.  A later harness's model starts
+    from these (``Model.assume_references``), so that its resets end a context when the
+    backend's do."""
+    t = Traced.around(Simulator(devices=2))
+    for d in (0, 0, 1):
+        assert t.set_device(d) == 0
+    assert t.reset_device(0) == 0
+    assert t.set_device(7) != 0  # no such device: no reference
+    assert t.references() == {0: 1, 1: 1}
+    assert t.reset_device(1) == 0 and t.reset_device(1) == 0  # the second has none to drop
+    assert t.references() == {0: 1, 1: 0}
+    t.close()

@@ -14,6 +14,7 @@ from . import flaky as f
 from . import hang_mutants as h
 from . import hunt_mutants as hm
 from . import leaky
+from . import lifecycle_registration_mutants as lr
 from . import lifecycle_switch_mutants as lc
 from . import lifecycle_timeout_mutants as lt
 from . import mutants as m
@@ -250,6 +251,17 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant(
         "destroy-completes-its-events", lc.DestroyCompletesItsEvents, "STREAM-CALLS", ("cann",)
     ),
+    # second and third steps of life cycles: several registrations, a device reset
+    # (lifecycle_registration_mutants.py)
+    _mutant(
+        "unregister-drops-the-most-recent", lr.UnregisterDropsTheMostRecent, "PINNED-REGISTERED"
+    ),
+    _mutant("unregister-drops-every-range", lr.UnregisterDropsEveryRange, "PINNED-REGISTERED"),
+    _mutant("registration-keeps-one-range", lr.RegistrationKeepsOneRange, "PINNED-REGISTERED"),
+    _mutant("re-registered-stays-pageable", lr.ReRegisteredStaysPageable, "PINNED-REGISTERED"),
+    _mutant("reset-clears-every-device", lr.ResetClearsEveryDevice, "DEVICE-INSTANCE"),
+    _mutant("reset-clears-the-current-device", lr.ResetClearsTheCurrentDevice, "DEVICE-INSTANCE"),
+    _mutant("reset-aliases-device-0", lr.ResetAliasesDeviceZero, "DEVICE-INSTANCE"),
     _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
     _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),
     _legal(

@@ -8,6 +8,7 @@ from hypothesis.stateful import initialize
 from hypothesis.stateful import precondition
 from hypothesis.stateful import rule
 
+from acl_conformance.conformance.authoring import device_reset
 from acl_conformance.conformance.authoring import device_switch
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.harness import HostBuffer
@@ -30,6 +31,7 @@ class MultiDeviceMachine(HarnessMachine):
         self.device = 0
         self.n_streams = 0
         self.switched = False
+        self.was_reset = False
 
     @initialize(target=buffers)
     def buffer(self) -> HostBuffer:
@@ -108,3 +110,17 @@ class MultiDeviceMachine(HarnessMachine):
         self.tag += len(device_switch.PATH)
         device_switch.null_across_switches(self.h, var, self.tag)
         self.device = device_switch.PATH[-1]
+
+    # Once per example: a whole life cycle each time, and the example budget is shared.
+    @precondition(lambda self: not self.was_reset)
+    @rule(device=st.sampled_from([0, 1]))
+    @declinable
+    def reset_life_cycle(self, device: int) -> None:
+        """Bytes of their own to every variable the machine uses on both devices, ``device``
+        reset and set again: the other's instances untouched, the reset one's its own
+        (conformance/authoring/device_reset.py).  Every variable: one the machine wrote
+        and the cycle did not would hold bytes a wrong reset could change unseen until a
+        later read, with no reading of the reset's to tell why."""
+        self.was_reset = True
+        self.tag = device_reset.reset_then_set_again(self.h, VARS, (0, 1), device, self.tag + 1)
+        self.device = device

@@ -14,6 +14,7 @@ from hypothesis.stateful import rule
 from acl_conformance.conformance.authoring import defects
 from acl_conformance.conformance.authoring import events_life
 from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.authoring import registrations
 from acl_conformance.conformance.authoring import timeouts
 from acl_conformance.conformance.harness.harness import HostBuffer
 
@@ -45,6 +46,7 @@ class SingleDeviceMachine(HarnessMachine):
         self.gates_made = 0
         self.gates_opened = 0
         self.event_life_cycles = 0
+        self.registered_ranges = False
 
     # -- resources -------------------------------------------------------------
     @initialize(target=buffers)
@@ -84,6 +86,31 @@ class SingleDeviceMachine(HarnessMachine):
             page = (buf.address + 4095) & ~4095
             self.h.call("host_register", ptr=page, size=4096)
         return buf
+
+    # Once per example: a whole life cycle each time, and the example budget is shared.
+    @precondition(
+        lambda self: self.h.caps.host_register and self.h.caps.gate and not self.registered_ranges
+    )
+    @rule(
+        var=st.sampled_from(VARS[-2:]),
+        order=st.permutations(range(3)),
+        drop=st.integers(0, 1),
+    )
+    @declinable
+    def registrations_life_cycle(self, var: str, order: list[int], drop: int) -> None:
+        """Three ranges registered (two in one allocation, one in another), one that is not
+        the most recent unregistered, the others still page-locked and it pageable, then
+        registered again and page-locked again (conformance/authoring/registrations.py)."""
+        # A gate the machine closed could hold the helper's streams (a backend may run the
+        # gates of a device one at a time): a timer opens it, as for any call that waits.
+        self.unblock_later()
+        self.registered_ranges = True
+        ranges = registrations.disjoint_ranges(self.h, self.tag + 1)
+        tag = self.tag + 2
+        self.tag += 2 + len(ranges) + 1  # the fills, then one pattern per checking copy
+        registrations.unregister_one_then_register_again(
+            self.h, var, [ranges[i] for i in order], drop, tag
+        )
 
     @rule(buf=buffers, data=st.data())
     @declinable

@@ -368,6 +368,7 @@ class Suite:
             provisional=reused,
         )
         h.model.assume_initialized()  # the adapter was initialised (aclInit) once
+        h.model.assume_references(adapter.references())  # from the harnesses it served
         h.on_failure = self.on_failure
         try:
             with h.setup():

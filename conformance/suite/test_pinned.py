@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.authoring import registrations
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.harness import HostBuffer
 from acl_conformance.conformance.suite.suite_helpers import PAGE
@@ -194,3 +195,17 @@ def test_unregister_then_register_the_same_memory_again(harness: Harness) -> Non
     assert h.call("host_register", ptr=buf.at(off), size=PAGE).ok
     h.write(buf, off, ops.pattern(632, 32))
     behind_gate_returns_at_once(h, buf, "PINNED-REGISTERED", src_offset=off)
+
+
+@pytest.mark.requirement(
+    "PINNED-REGISTERED", "PINNED-ASYNC", "PAGEABLE-BLOCKS", "PAGEABLE-DRAINS-STREAM"
+)
+@pytest.mark.needs(gate=True, host_register=True)
+@pytest.mark.parametrize("drop", [0, 1], ids=["first", "second-same-allocation"])
+def test_several_ranges_one_unregistered_then_registered_again(harness: Harness, drop: int) -> None:
+    """Three ranges registered (two pages of one allocation, one of another); one that is
+    not the most recent unregistered: the others still act page-locked, it pageable;
+    registered again, it acts page-locked again (conformance/authoring/registrations.py)."""
+    h = harness
+    ranges = registrations.disjoint_ranges(h, 640)
+    registrations.unregister_one_then_register_again(h, VAR, ranges, drop, 650)

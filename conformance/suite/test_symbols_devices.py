@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from acl_conformance.conformance.authoring import defects
+from acl_conformance.conformance.authoring import device_reset
 from acl_conformance.conformance.authoring import device_switch
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.harness import Harness
@@ -245,3 +246,16 @@ def test_null_stream_across_device_switches(harness: Harness) -> None:
     for d in set(device_switch.PATH):
         harness.baseline(VAR, device=d)
     device_switch.null_across_switches(harness, VAR, 440)
+
+
+@pytest.mark.requirement("DEVICE-INSTANCE", "DEVICE-RESET-CONTENTS", "DEVICE-CALLS")
+@pytest.mark.needs(devices=2)
+@pytest.mark.parametrize("device", [0, 1])
+def test_a_reset_among_devices_that_hold_instances(harness: Harness, device: int) -> None:
+    """Bytes of their own to several variables on every device (up to three); ``device``
+    reset and set again: the others' instances untouched, its own instances its own
+    (conformance/authoring/device_reset.py)."""
+    h = harness
+    devices = tuple(range(min(h.caps.devices, 3)))
+    names = ("g_u8", "g_u32", "g_struct24", "g_arr256")
+    device_reset.reset_then_set_again(h, names, devices, device, 700)

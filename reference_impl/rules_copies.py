@@ -208,8 +208,9 @@ def rule_memcpy_from_symbol_async(
         return profile.fold(checks, IMPOSSIBLE)
     effect = fx.ReadSymbol(sym, device, offset, count, rng.buffer, rng.offset, mode, target)
     # A refusal of this valid read breaks the read; at dstMax's edges (exactly count,
-    # or a value that looks small once cut to 32 bits) it is dstMax that is misread.
-    edge = dst_max == count or dst_max >= 2**31
+    # below offset + count, as if the offset counted, or a value that looks small once
+    # cut to 32 bits) it is dstMax that is misread.
+    edge = dst_max == count or dst_max < offset + count or dst_max >= 2**31
     success_req, *also = [FROMSYMBOL_DSTMAX, r] if edge else [r]
     return succeeds(
         profile, checks, effect, success_req, f"a valid read of {sym.name} succeeds", tuple(also)

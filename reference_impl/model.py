@@ -35,6 +35,7 @@ import numpy as np
 from .apply import apply
 from .calls import CALLS
 from .calls import render_call
+from .constants import ACL_ERROR_RT_CONTEXT_NULL
 from .constants import ACL_ERROR_RT_STREAM_CONTEXT
 from .constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 from .constants import ACL_SUCCESS
@@ -50,6 +51,7 @@ from .profiles import Profile
 from .profiles import get_profile
 from .queries import Queries
 from .requirement_ids import CHECK_ORDER
+from .requirement_ids import DEVICE_CURRENT
 from .requirement_ids import STREAM_NULL_DEFAULT
 from .requirement_ids import SYNC_ERROR_REPORTING
 from .state import Symbol
@@ -153,6 +155,18 @@ class Model(Queries):
                 requirement, also = (
                     STREAM_NULL_DEFAULT,
                     some(*(r for r in (requirement, *also) if r != STREAM_NULL_DEFAULT)),
+                )
+            if (
+                code == ACL_ERROR_RT_CONTEXT_NULL
+                and self.world.current_device(call.thread) is not None
+                and call.name not in ("set_device", "reset_device")
+            ):
+                # "No current context" on a thread that set a device and still has it (a
+                # reset of another device does not end this thread's): the backend lost
+                # the thread's current device.
+                requirement, also = (
+                    DEVICE_CURRENT,
+                    some(*(r for r in (requirement, *also) if r != DEVICE_CURRENT)),
                 )
             return self.screen(
                 [

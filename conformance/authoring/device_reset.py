@@ -56,6 +56,10 @@ def reset_then_set_again(
     h.call("set_device", device_id=other)
     for _ in range(h.model.device_references(target)):
         h.call("reset_device", device_id=target)
+    # Another device's reset leaves this thread's current device as it was: a read made
+    # now, with no aclrtSetDevice between, reads ``other``'s instance (DEVICE-CURRENT).
+    # A read, not a copy: a copy here would hide what the reset did to ``other``.
+    h.observe(names[0], device=other)
     h.call("set_device", device_id=target)
     # The reset device first (anything is accepted, and becomes its new start), then
     # the others: untouched.

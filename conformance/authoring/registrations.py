@@ -49,12 +49,14 @@ class HostRange:
 
 
 def disjoint_ranges(h: Harness, fill: int) -> list[HostRange]:
-    """Three disjoint one-page ranges: the first and third page of one allocation (a page
-    left between them) and the first page of another, filled with ``ops.pattern(fill + k)``."""
-    one = h.pageable(4 * PAGE, ops.pattern(fill, 4 * PAGE))
-    other = h.pageable(2 * PAGE, ops.pattern(fill + 1, 2 * PAGE))
+    """Three disjoint one-page ranges: the second and fourth page of one allocation (a page
+    left before each) and the second page of another, filled with ``ops.pattern(fill + k)``."""
+    one = h.pageable(5 * PAGE, ops.pattern(fill, 5 * PAGE))
+    other = h.pageable(3 * PAGE, ops.pattern(fill + 1, 3 * PAGE))
     out = []
-    for buf, pages in ((one, (0, 2)), (other, (0,))):
+    # pages 1 and 3 of the first, 1 of the other: the page before each is free, for a
+    # registration again that starts elsewhere (see unregister_one_then_register_again)
+    for buf, pages in ((one, (1, 3)), (other, (1,))):
         start = ((buf.address + PAGE - 1) & ~(PAGE - 1)) - buf.address
         out += [HostRange(buf, start + p * PAGE) for p in pages]
     return out
@@ -117,7 +119,8 @@ def unregister_one_then_register_again(
 ) -> bool:
     """Register every range of ``ranges`` in order; unregister ``ranges[drop]`` (not the
     last: ``drop < len(ranges) - 1``); check the others still act page-locked and it acts
-    pageable; register it again and check it acts page-locked; unregister them all.
+    pageable; register it again and check it acts page-locked, then once more within a
+    range that starts a page earlier; unregister them all.
     ``tag`` picks the bytes each copy carries (``ops.pattern(tag + k)``).  False when a
     call failed where the model allows it to (see ``register``): the rest is not checked."""
     if not 0 <= drop < len(ranges) - 1:
@@ -125,18 +128,35 @@ def unregister_one_then_register_again(
     made = [rng for rng in ranges if register(h, rng)]
     done = len(made) == len(ranges)
     dropped = ranges[drop]
+    k = tag
+    if done:
+        # every range used while all are registered, the one to unregister last (a
+        # backend may remember the range its last copy hit)
+        for rng in [*(r for r in ranges if r is not dropped), dropped]:
+            k += 1
+            acts_pinned(h, var, rng, ops.pattern(k, COUNT), "all registered")
     if done and h.call("host_unregister", ptr=dropped.address).ok:
-        k = tag
-        for rng in ranges:
+        made.remove(dropped)
+        # the unregistered range first, straight after its unregistration, then the rest
+        for rng in [dropped, *(r for r in ranges if r is not dropped)]:
             k += 1
             if rng is dropped:
                 acts_pageable(h, var, rng, ops.pattern(k, COUNT))
             else:
                 acts_pinned(h, var, rng, ops.pattern(k, COUNT), "another range was unregistered")
+        # registered again, as it was, then in a range that starts a page earlier: that
+        # overlaps nothing registered now, only where the unregistered range was
         if register(h, dropped):
             acts_pinned(h, var, dropped, ops.pattern(k + 1, COUNT), "registered again")
+            h.call("host_unregister", ptr=dropped.address)
+            again = HostRange(dropped.buffer, dropped.offset - PAGE)
+            if h.call("host_register", ptr=again.address, size=2 * PAGE).ok:
+                step = "registered again within a range that starts a page earlier"
+                acts_pinned(h, var, dropped, ops.pattern(k + 2, COUNT), step)
+                h.call("host_unregister", ptr=again.address)
+            else:
+                done = False
         else:
-            made.remove(dropped)
             done = False
     else:
         done = False

@@ -107,7 +107,7 @@ class SingleDeviceMachine(HarnessMachine):
         self.registered_ranges = True
         ranges = registrations.disjoint_ranges(self.h, self.tag + 1)
         tag = self.tag + 2
-        self.tag += 2 + len(ranges) + 1  # the fills, then one pattern per checking copy
+        self.tag += 2 + 2 * len(ranges) + 2  # the fills, then one pattern per checking copy
         registrations.unregister_one_then_register_again(
             self.h, var, [ranges[i] for i in order], drop, tag
         )

@@ -12,38 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
-from acl_conformance.reference_impl.constants import ACL_SUCCESS
-
 from .mutant_base import MutantBase
+from .mutant_base import Registrations
 
 
-class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(MutantBase):
+class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(Registrations):
     """A copy from host memory registered with aclrtHostRegister that starts at an odd
     offset, has an odd count and crosses a 1 KiB boundary of its variable (the registered
     path's DMA splits there and rounds the odd tail down) loses its last byte."""
 
     SPLIT = 1024
 
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.registered: dict[int, int] = {}
-        """Start -> size of each range registered and not unregistered."""
-
-    def host_register(self, ptr: int, size: int, flag: int = ACL_HOST_REG_PINNED) -> int:
-        code = super().host_register(ptr, size, flag)
-        if code == ACL_SUCCESS:
-            self.registered[ptr] = size
-        return code
-
-    def host_unregister(self, ptr: int) -> int:
-        code = super().host_unregister(ptr)
-        if code == ACL_SUCCESS:
-            self.registered.pop(ptr, None)
-        return code
-
     def _from_registered(self, src: int) -> bool:
-        return any(a <= src < a + n for a, n in self.registered.items())
+        return any(a <= src < a + n for a, n in self._live.items())
 
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int

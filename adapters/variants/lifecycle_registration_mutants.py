@@ -15,29 +15,10 @@ from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 
 from .mutant_base import MutantBase
+from .mutant_base import Registrations
 
 
-class _Registrations(MutantBase):
-    """Remembers the live registrations in the order they were made (start -> size)."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self._live: dict[int, int] = {}
-
-    def host_register(self, ptr: int, size: int, flag: int = ACL_HOST_REG_PINNED) -> int:
-        code = super().host_register(ptr, size, flag)
-        if code == ACL_SUCCESS:
-            self._live[ptr] = size
-        return code
-
-    def host_unregister(self, ptr: int) -> int:
-        code = super().host_unregister(ptr)
-        if code == ACL_SUCCESS:
-            self._live.pop(ptr, None)
-        return code
-
-
-class UnregisterDropsTheMostRecent(_Registrations):
+class UnregisterDropsTheMostRecent(Registrations):
     """aclrtHostUnregister of any registered range answers success but unregisters the most
     recently registered range instead (a registration stack popped, not searched): the
     range named stays page-locked, the newest one turns pageable."""
@@ -49,7 +30,7 @@ class UnregisterDropsTheMostRecent(_Registrations):
         return super().host_unregister(newest)
 
 
-class UnregisterDropsEveryRange(_Registrations):
+class UnregisterDropsEveryRange(Registrations):
     """aclrtHostUnregister of one registered range unregisters every registered range (the
     whole table is cleared): the other ranges turn pageable while still registered."""
 
@@ -62,7 +43,7 @@ class UnregisterDropsEveryRange(_Registrations):
         return code
 
 
-class RegistrationKeepsOneRange(_Registrations):
+class RegistrationKeepsOneRange(Registrations):
     """The registration table holds one range: a second aclrtHostRegisterV2 succeeds and
     silently replaces the first, which turns pageable (and unregistering it later fails)."""
 
@@ -74,7 +55,7 @@ class RegistrationKeepsOneRange(_Registrations):
         return code
 
 
-class ReRegisteredStaysPageable(_Registrations):
+class ReRegisteredStaysPageable(Registrations):
     """A range registered, unregistered and registered again answers success the second
     time but stays pageable (the driver's page-lock is not taken again for pages it saw
     released)."""

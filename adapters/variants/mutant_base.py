@@ -9,6 +9,7 @@ import itertools
 from typing import Any
 
 from acl_conformance.adapters.simulator import Simulator
+from acl_conformance.reference_impl.constants import ACL_HOST_REG_PINNED
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import DEFAULT
 from acl_conformance.reference_impl.constants import H2D
@@ -61,3 +62,23 @@ class MutantBase(Simulator):
 
     def _pageable(self, src: int) -> bool:
         return not self._host.is_pinned(src)
+
+
+class Registrations(MutantBase):
+    """Remembers the live registrations in the order they were made (start -> size)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self._live: dict[int, int] = {}
+
+    def host_register(self, ptr: int, size: int, flag: int = ACL_HOST_REG_PINNED) -> int:
+        code = super().host_register(ptr, size, flag)
+        if code == ACL_SUCCESS:
+            self._live[ptr] = size
+        return code
+
+    def host_unregister(self, ptr: int) -> int:
+        code = super().host_unregister(ptr)
+        if code == ACL_SUCCESS:
+            self._live.pop(ptr, None)
+        return code

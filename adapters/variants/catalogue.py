@@ -232,14 +232,8 @@ CATALOGUE: tuple[Variant, ...] = (
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         hunt_only=True,
     ),
-    Variant(
-        "sync-early-after-wait-when-deep",
-        _doc(hm.StreamSyncEarlyAfterWaitWhenDeep),
-        hm.StreamSyncEarlyAfterWaitWhenDeep,
-        # hunt-only under spec: the cann profile's own event test catches it in the ci run
-        {"spec": _SYNC},
-        hunt_only=True,
-    ),
+    # was hunt-only; the ci run catches it since the event life cycles (issue 23)
+    _mutant("sync-early-after-wait-when-deep", hm.StreamSyncEarlyAfterWaitWhenDeep, _SYNC),
     # life cycles past their first step (lifecycle_switch_mutants.py, issue 23)
     _mutant("current-device-process-global", lc.CurrentDeviceProcessGlobal, "DEVICE-CURRENT"),
     _mutant("null-stream-stale-after-switch", lc.NullStreamStaleAfterSwitch, "STREAM-NULL-DEFAULT"),

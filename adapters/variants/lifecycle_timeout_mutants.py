@@ -108,7 +108,10 @@ class DestroyDiscardsUnstarted(MutantBase):
     def destroy_stream(self, stream: int) -> int:
         self._check_open()
         _code, strm, ctx = self._stream(stream)
-        if stream and strm is not None and ctx is not None and self._unlist_stream(strm, ctx):
+        # nothing pending: a plain destroy (what completed stays complete, its events too)
+        if strm is None or strm.pending() == 0:
+            return super().destroy_stream(stream)
+        if stream and ctx is not None and self._unlist_stream(strm, ctx):
             with self._lock:
                 self._live_streams.discard(strm)
             strm.abort()

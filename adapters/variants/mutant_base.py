@@ -35,6 +35,12 @@ class MutantBase(Simulator):
             and offset + count <= size
         )
 
+    def _has_pending(self, stream: int) -> bool:
+        """Is ``stream`` a valid stream with a task still pending?"""
+        self._check_open()
+        _code, strm, _ctx = self._stream(stream)
+        return strm is not None and not strm.idle()
+
     def _unlist_stream(self, strm: Any, ctx: Any) -> bool:
         """Take stream ``strm`` out of the handle tables as a destroy does, without waiting
         for its tasks; False when it is not ``ctx``'s own (then nothing changes)."""

@@ -250,15 +250,23 @@ def _report_device(
 ) -> list[Violation]:
     got = out.get("device_id")
     if got != e.device:
+        others = {d for t, d in state.world.current.items() if t != call.thread and d is not None}
+        if got in others:
+            # Another host thread's choice: the current device is not per thread, which
+            # is what DEVICE-CURRENT is about (the copies follow the same wrong device).
+            req, also, why = DEVICE_CURRENT, (DEVICE_CALLS,), "the device another thread set"
+        else:
+            # The thread's own current device misreported: the call's own matter
+            # ("report the current device").
+            req, also, why = DEVICE_CALLS, (DEVICE_CURRENT,), "not the device this thread set last"
         return [
-            # Which device is current is what DEVICE-CURRENT is about (per host thread):
-            # a wrong answer here is that requirement broken, not the call's plumbing.
             Violation(
-                DEVICE_CURRENT,
-                f"aclrtGetDevice reported {got!r}, not the device this thread set last",
+                req,
+                f"aclrtGetDevice reported {got!r}: {why}",
                 call=call,
                 allowed=str(e.device),
                 observed=str(got),
+                also=also,
             )
         ]
     return []

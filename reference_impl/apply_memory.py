@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from . import effects as fx
+from .catalogue import Level
+from .catalogue import requirement
 from .constants import MALLOC_HOST_ALIGNMENT
 from .judgement import Judgement
 from .judgement import Violation
@@ -54,24 +56,24 @@ def copy_to_symbol(
         assert e.stream is not None
         q = e.stream.queue
         g = state.order.closed_gate_before(q.frontier)
+        # From memory that was registered and is no more, the likelier reading of a copy
+        # that acts page-locked is that the unregistration did not take.
+        was = e.source is not None and state.world.was_registered(
+            e.source.address + e.source_offset
+        )
         if g is not None:
-            # From memory that was registered and is no more, the likelier reading is
-            # that the unregistration did not take.
-            was = e.source is not None and state.world.was_registered(
-                e.source.address + e.source_offset
-            )
             # It did not wait for its stream: it did not drain it, and may not have made
             # its own copy before returning either (the bytes, read later, tell).
-            drain = (PAGEABLE_DRAINS_STREAM, PAGEABLE_BLOCKS)
+            req, also = _pageable_charge(state, was, PAGEABLE_DRAINS_STREAM, PAGEABLE_BLOCKS)
             violations.append(
                 Violation(
-                    PINNED_REGISTERED if was else PAGEABLE_DRAINS_STREAM,
+                    req,
                     f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed"
                     + (" (its source was registered once, then unregistered)" if was else ""),
                     call=call,
                     allowed="return only after every earlier task of the stream and the copy are complete",
                     observed="returned before the gate opened",
-                    also=drain if was else drain[1:],
+                    also=also,
                     early=(e.device, e.symbol.name, e.offset, base.tobytes())
                     if base is not None
                     else None,
@@ -86,8 +88,10 @@ def copy_to_symbol(
         # backend known not to drain may run them after it).
         own = q if PAGEABLE_DRAINS_STREAM not in state.masks else state.host_queue(call.thread)
         task = state.order.enqueue(own)
+        # The promise of completion at return: a copy found missing later is charged to it.
+        promise = _pageable_charge(state, was, PAGEABLE_BLOCKS)[0]
         state.tally.check(PAGEABLE_BLOCKS)
-        state.complete({own.key: task.index}, (PAGEABLE_BLOCKS, call))
+        state.complete({own.key: task.index}, (promise, call))
     elif e.mode == "pinned":
         assert e.stream is not None
         task = state.order.enqueue(e.stream.queue)
@@ -104,13 +108,11 @@ def copy_to_symbol(
         e.source_offset,
         dict(state.order.done),
         e.source.version if e.source is not None else 0,
+        own_promise=promise if e.mode == "pageable" else None,
     )
     var.add(w)
     if state.order.is_done(task):
-        state.meta[w.wid].done_by = (
-            PAGEABLE_BLOCKS if e.mode == "pageable" else TOSYMBOL_SYNC,
-            call,
-        )
+        state.meta[w.wid].done_by = (state.meta[w.wid].own_promise or TOSYMBOL_SYNC, call)
     for r in state.reads:
         if (
             not r.ready
@@ -128,6 +130,22 @@ def copy_to_symbol(
         if e.source is not None:
             e.source.open_writes.append((w, e.source_offset))
     return violations
+
+
+def _pageable_charge(
+    state: ModelState, registered_once: bool, *readings: str
+) -> tuple[str, tuple[str, ...]]:
+    """(requirement, other readings) of a pageable copy that did not block as it must,
+    from the ``readings`` in order.  From a source registered once and unregistered since,
+    the copy acted page-locked: where PINNED-REGISTERED ("after aclrtHostUnregister it is
+    pageable again") is a MUST it is the charge; where it is not (spec: the text does not
+    name aclrtHostRegister), the memory is the text's malloc memory and the pageable
+    requirement is the charge, PINNED-REGISTERED another reading."""
+    if not registered_once:
+        return readings[0], readings[1:]
+    if requirement(PINNED_REGISTERED).level(state.profile.name) is Level.MUST:
+        return PINNED_REGISTERED, readings
+    return readings[0], (*readings[1:], PINNED_REGISTERED)
 
 
 def read_symbol(

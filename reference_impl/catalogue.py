@@ -811,8 +811,8 @@ _req(
     "HOST-MEMORY-CALLS",
     "companion",
     "aclrtMallocHost returns page-locked memory and rejects size 0; aclrtHostRegister "
-    "rejects a misaligned or already registered range; aclrtHostUnregister rejects memory "
-    "that is not registered.",
+    "rejects a misaligned or already registered range, and a range unregistered since is "
+    "registered no more; aclrtHostUnregister rejects memory that is not registered.",
     [HOST_MEMORY],
     MUST,
     MUST,

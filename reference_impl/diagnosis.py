@@ -145,7 +145,7 @@ def diagnose(
             # look tells (see Violation.missing).
             value = hider.value(m.lo, m.hi)
             missing = value.tobytes() if value is not None else None
-            late = _OWN_PROMISE.get(hider.mode)
+            late = _own_promise(state, hider)
             # Still there after a second look: the older copy ran after the missing one
             # (one broken order), or the missing one wrote nothing (one lost copy); when
             # the older one was known complete before the other was issued, running
@@ -158,7 +158,7 @@ def diagnose(
         by = cause[1] if cause is not None else None
         value = w.value(m.lo, m.hi)
         missing = value.tobytes() if value is not None else None
-        late = _OWN_PROMISE.get(w.mode)
+        late = _own_promise(state, w)
         also = some(late)
         why = f"a copy known complete ({w.call.label}) did not land" + (
             f": it was known complete because {by.label} returned"
@@ -236,10 +236,10 @@ def _overwritten(
     promised completion at its return (pageable, synchronous), or the hiding copy
     never ran, though a call said it had."""
     hider = next((d for d in done if old.task.happens_before(d.task)), None)
-    own = _OWN_PROMISE.get(old.mode)
+    own = _own_promise(state, old)
     if hider is None:
         return STREAM_FIFO, f"an overwritten copy ({old.call.label}) shows through", some(own)
-    others = some(own, _promise(state, hider), _OWN_PROMISE.get(hider.mode))
+    others = some(own, _promise(state, hider), _own_promise(state, hider))
     if covers(state.meta[hider.wid].issued_done, old.task.queue, old.task.index):
         mine = _promise(state, old) or PINNED_COMPLETE_AFTER_SYNC
         cause = state.meta[old.wid].done_by
@@ -263,6 +263,12 @@ def _overwritten(
         f"{old.call.label} ran after {hider.call.label}, which an event ordered after it",
         others,
     )
+
+
+def _own_promise(state: ModelState, w: Write) -> str | None:
+    """The requirement under which ``w``'s own call promised it complete at its return
+    (pageable, synchronous copies), if it did."""
+    return state.meta[w.wid].own_promise or _OWN_PROMISE.get(w.mode)
 
 
 def _promise(state: ModelState, w: Write) -> str | None:

@@ -35,6 +35,7 @@ import numpy as np
 from .apply import apply
 from .calls import CALLS
 from .calls import render_call
+from .constants import ACL_ERROR_INVALID_PARAM
 from .constants import ACL_ERROR_RT_CONTEXT_NULL
 from .constants import ACL_ERROR_RT_STREAM_CONTEXT
 from .constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
@@ -52,13 +53,20 @@ from .profiles import get_profile
 from .queries import Queries
 from .requirement_ids import CHECK_ORDER
 from .requirement_ids import DEVICE_CURRENT
+from .requirement_ids import EVENT_CALLS
+from .requirement_ids import FROMSYMBOL_DSTMAX
 from .requirement_ids import STREAM_NULL_DEFAULT
 from .requirement_ids import SYNC_ERROR_REPORTING
+from .rules_copies import counts_offset_in_dst_max
 from .state import Symbol
 from .tally import count_match
 from .tally import hygiene
 
 __all__ = ["Judgement", "Model", "PendingRead"]
+
+_EVENT_CALLS = frozenset({"record_event", "stream_wait_event", "synchronize_event"})
+"""The event calls whose refusal on valid arguments is EVENT-CALLS' matter first (create
+and destroy are charged to it by their rules)."""
 
 
 class Model(Queries):
@@ -128,9 +136,18 @@ class Model(Queries):
                     CHECK_ORDER,
                     some(primary.requirement, *(r for r in primary.also if r != CHECK_ORDER)),
                 )
+            elif code == ACL_ERROR_INVALID_PARAM and counts_offset_in_dst_max(call.name, call.args):
+                # dstMax's code where dstMax holds count: the backend bounded offset +
+                # count by it.
+                requirement, also = (
+                    FROMSYMBOL_DSTMAX,
+                    some(*(r for r in (requirement, *also) if r != FROMSYMBOL_DSTMAX)),
+                )
             elif (
                 code
                 and call.name.startswith("synchronize")
+                # an event synchronisation refused on a valid event: see below
+                and call.name != "synchronize_event"
                 # a time-out where none may happen (-1) is the timeout's matter, not an
                 # error reported without a failure
                 and not (
@@ -144,6 +161,20 @@ class Model(Queries):
                 # that had to succeed is an error reported without a failure (after a
                 # rejected call: the rejection left it behind).
                 requirement, also = SYNC_ERROR_REPORTING, some(primary.requirement, *also)
+            elif (
+                code
+                and call.name in _EVENT_CALLS
+                and call.allowed_answers.accepts_success()
+                and not call.allowed_answers.accepts_failure()
+            ):
+                # An event call refused on valid arguments: the call's own matter
+                # (EVENT-CALLS "succeed on valid arguments"); what it orders or completes is
+                # another reading, and a synchronisation may show an error left behind.
+                late = (SYNC_ERROR_REPORTING,) if call.name == "synchronize_event" else ()
+                requirement, also = (
+                    EVENT_CALLS,
+                    some(*(r for r in (requirement, *also, *late) if r != EVENT_CALLS)),
+                )
             if (
                 code == ACL_ERROR_RT_STREAM_CONTEXT
                 and call.args.get("stream") == 0

@@ -56,6 +56,9 @@ class WriteMeta:
     source_version: int = 0
     done_by: Cause | None = None
     """The call whose return made the write known complete, and what it promised."""
+    own_promise: str | None = None
+    """The requirement under which its own call promised it complete at return (a
+    pageable or synchronous copy), if it did."""
 
 
 @dataclass(eq=False)

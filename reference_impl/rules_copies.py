@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 from types import MappingProxyType
+from typing import Any
 
 from . import effects as fx
 from .constants import ACL_ERROR_INVALID_PARAM
@@ -215,6 +216,16 @@ def rule_memcpy_from_symbol_async(
     return succeeds(
         profile, checks, effect, success_req, f"a valid read of {sym.name} succeeds", tuple(also)
     )
+
+
+def counts_offset_in_dst_max(name: str, args: Mapping[str, Any]) -> bool:
+    """Is ``name(**args)`` a FromSymbol read whose count fits dstMax but whose offset +
+    count does not?  A refusal with dstMax's code there says the backend bounded offset +
+    count by dstMax (the offset is the variable's, not the destination's)."""
+    if name not in ("memcpy_from_symbol", "memcpy_from_symbol_async"):
+        return False
+    count, offset, dst_max = (int(args.get(k) or 0) for k in ("count", "offset", "dst_max"))
+    return 0 < count <= dst_max < offset + count
 
 
 RULES: Mapping[str, Rule] = MappingProxyType(

@@ -213,6 +213,17 @@ def rule_host_register(
         checks.append(
             RuntimeCheck(None, f"flag 0x{flag:x} is not ACL_HOST_REG_PINNED", None, MAY, MAY)
         )
+    if not overlapping and world.once_registered(ptr, size):
+        # The backend registered memory before; refusing a range that overlaps only ranges
+        # unregistered since treats them as still registered: the call's own matter.
+        return succeeds(
+            profile,
+            checks,
+            fx.RegisterHost(ptr, size),
+            req,
+            "nothing registered overlaps the range (the ranges it overlaps were unregistered)",
+            (PINNED_REGISTERED,),
+        )
     return succeeds(
         profile,
         checks,

@@ -282,6 +282,11 @@ class World:
             return False  # registered again since
         return any(a <= address < a + n for a, n in self.unregistered)
 
+    def once_registered(self, address: int, size: int) -> bool:
+        """Does [address, address + size) overlap a range that was registered and then
+        unregistered?"""
+        return any(a < address + size and address < a + n for a, n in self.unregistered)
+
     def overlapping_registrations(self, address: int, size: int) -> list[Registration]:
         return [
             r for r in self.registered.values() if r.address < address + size and address < r.end

@@ -225,7 +225,8 @@ def test_one_step_judges_a_recorded_call_and_what_it_read(w: W) -> None:
 def test_a_violation_points_at_the_call_it_judged(w: W) -> None:
     record = CallRecord(1, "get_device", {}, 0, {"device_id": 1})
     (v,) = judge(w.model, record).violations
-    # a wrong current device is charged to DEVICE-CURRENT (issue 23)
-    assert v.requirement == "DEVICE-CURRENT" and v.call is w.model.last_call()
+    # a device the thread did not set, which no other thread set either: the call's own
+    # report is wrong
+    assert v.requirement == "DEVICE-CALLS" and v.call is w.model.last_call()
     assert v.call is not None and v.call.record is record and v.call.c_function == "aclrtGetDevice"
     assert v.labelled_lines()[0] == f"  call:     {v.call.label}"

@@ -14,6 +14,7 @@ from . import flaky as f
 from . import hang_mutants as h
 from . import hunt_mutants as hm
 from . import leaky
+from . import lifecycle_blind_mutants as lb
 from . import lifecycle_registration_mutants as lr
 from . import lifecycle_switch_mutants as lc
 from . import lifecycle_timeout_mutants as lt
@@ -262,6 +263,35 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("reset-clears-every-device", lr.ResetClearsEveryDevice, "DEVICE-INSTANCE"),
     _mutant("reset-clears-the-current-device", lr.ResetClearsTheCurrentDevice, "DEVICE-INSTANCE"),
     _mutant("reset-aliases-device-0", lr.ResetAliasesDeviceZero, "DEVICE-INSTANCE"),
+    # written blind for issue 23, past the first step of a life cycle (lifecycle_blind_mutants.py)
+    Variant(
+        "unregister-leaves-a-stale-cache",
+        _doc(lb.UnregisterLeavesAStaleCache),
+        lb.UnregisterLeavesAStaleCache,
+        {"spec": "PAGEABLE-BLOCKS", "cann": "PINNED-REGISTERED"},
+        (),
+    ),
+    _mutant(
+        "re-register-after-unregister-refused",
+        lb.ReRegisterAfterUnregisterRefused,
+        "HOST-MEMORY-CALLS",
+    ),
+    _mutant("reset-drops-the-current-device", lb.ResetDropsTheCurrentDevice, "DEVICE-CURRENT"),
+    _mutant(
+        "event-record-revalidates-its-stream", lb.EventRecordRevalidatesItsStream, "EVENT-CALLS"
+    ),
+    _mutant("get-device-reports-the-first-set", lb.GetDeviceReportsTheFirstSet, "DEVICE-CALLS"),
+    _mutant("from-dst-max-zero-unbounded", lb.FromDstMaxZeroIsUnbounded, "FROMSYMBOL-DSTMAX"),
+    _mutant("from-dst-max-counts-the-offset", lb.FromDstMaxCountsTheOffset, "FROMSYMBOL-DSTMAX"),
+    _mutant("stream-checked-first", lb.StreamCheckedFirst, "CHECK-ORDER", ("cann",)),
+    Variant(
+        "pageable-returns-late", _doc(lb.PageableReturnsLate), lb.PageableReturnsLate, {}, BOTH
+    ),
+    Variant("timeout-expires-late", _doc(lb.TimeoutExpiresLate), lb.TimeoutExpiresLate, {}, BOTH),
+    Variant(
+        "reset-poisons-contents", _doc(lb.ResetPoisonsContents), lb.ResetPoisonsContents, {}, BOTH
+    ),
+    Variant("reset-keeps-contents", _doc(lb.ResetKeepsContents), lb.ResetKeepsContents, {}, BOTH),
     _legal("eager", "tasks run as soon as they can (the default)", schedule="eager"),
     _legal("lazy", "tasks run only when something waits for them", schedule="lazy"),
     _legal(

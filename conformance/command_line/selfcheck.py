@@ -14,7 +14,10 @@ suite runs, as a vendor runs it, with nothing told of the bug:
 
 The targeted mode (``targeted=True``) runs a mutant only against the tests of the
 requirement it must break, and stops at the first failure that cites it: it proves
-the targeted tests work, quickly, and is what the project's own tests use.
+the targeted tests work, quickly, and is what the project's own tests use.  A variant
+that is legal under the profile but whose oddity lies in known requirements (``area``:
+a mutant of the other profile, or a legal oddity that names them) runs, in targeted
+mode, the tests of those requirements; other legal variants run whole.
 
 Each result carries the time to the first failure that cites the requirement (the
 sum of the test durations up to it, in execution order), the test that found it, and
@@ -146,6 +149,15 @@ def _shrunk_length(results: list[dict[str, Any]], req: str | None) -> int | None
     return min(own) if own else None
 
 
+def area(variant: Variant, profile: str) -> tuple[str, ...]:
+    """Where a variant legal under ``profile`` differs from the simulator: the requirements
+    it names (``Variant.oddity_in``), or those it breaks under the other profile; empty
+    for a mutant of ``profile`` and for a legal variant that differs everywhere."""
+    if variant.is_mutant(profile) or variant.breaks:
+        return ()
+    return variant.oddity_in or tuple(dict.fromkeys(variant.catches.values()))
+
+
 def check(
     variant: Variant,
     profile: str,
@@ -164,8 +176,13 @@ def check(
     req = variant.catches.get(profile)
     mutant = req is not None
     combo = mutant and bool(variant.breaks)
-    targeted = targeted and mutant and not combo
-    extra = ["--acl-requirement", req, "--acl-stop-on", req] if targeted and req else []
+    odd = area(variant, profile)
+    targeted = targeted and ((mutant and not combo) or bool(odd))
+    extra: list[str] = []
+    if targeted and req:
+        extra = ["--acl-requirement", req, "--acl-stop-on", req]
+    elif targeted:
+        extra = [x for r in odd for x in ("--acl-requirement", r)]
     if workers:
         extra += ["-n", str(workers), "--dist", "worksteal"]
     if examples is not None:

@@ -198,7 +198,11 @@ def test_unregister_then_register_the_same_memory_again(harness: Harness) -> Non
 
 
 @pytest.mark.requirement(
-    "PINNED-REGISTERED", "PINNED-ASYNC", "PAGEABLE-BLOCKS", "PAGEABLE-DRAINS-STREAM"
+    "PINNED-REGISTERED",
+    "PINNED-ASYNC",
+    "PAGEABLE-BLOCKS",
+    "PAGEABLE-DRAINS-STREAM",
+    "HOST-MEMORY-CALLS",
 )
 @pytest.mark.needs(gate=True, host_register=True)
 @pytest.mark.parametrize("drop", [0, 1], ids=["first", "second-same-allocation"])

@@ -251,13 +251,6 @@ CATALOGUE: tuple[Variant, ...] = (
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         hunt_only=True,
     ),
-    Variant(
-        "default-kind-copy-one-short-of-a-descriptor",
-        _doc(hm.DefaultKindOneShortOfADescriptor),
-        hm.DefaultKindOneShortOfADescriptor,
-        dict.fromkeys(BOTH, "EFFECT-BYTES"),
-        hunt_only=True,
-    ),
     # was hunt-only; the ci run catches it since the event life cycles (issue 23)
     _mutant("sync-early-after-wait-when-deep", hm.StreamSyncEarlyAfterWaitWhenDeep, _SYNC),
     # life cycles past their first step (lifecycle_switch_mutants.py, issue 23)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from acl_conformance.reference_impl.constants import DEFAULT
-
 from .mutant_base import MutantBase
 from .mutant_base import Registrations
 
@@ -37,27 +35,6 @@ class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(Registrations):
             and count % 2 == 1
             and offset // self.SPLIT != (offset + count - 1) // self.SPLIT
             and self._from_registered(src)
-        ):
-            count -= 1
-        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
-
-
-class DefaultKindOneShortOfADescriptor(MutantBase):
-    """A copy with kind ACL_MEMCPY_DEFAULT, at an odd offset, whose count is one short of a
-    whole number of 256-byte DMA descriptors loses its last byte (the DEFAULT path infers
-    the direction, then cuts the copy into descriptors with a rounding the
-    ACL_MEMCPY_HOST_TO_DEVICE path does not have)."""
-
-    DESCRIPTOR = 256
-
-    def memcpy_to_symbol_async(
-        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
-    ) -> int:
-        if (
-            kind == DEFAULT
-            and count % self.DESCRIPTOR == self.DESCRIPTOR - 1
-            and offset % 2 == 1
-            and self._would_copy(symbol, src, count, offset, kind)
         ):
             count -= 1
         return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)

@@ -190,19 +190,20 @@ class GetDeviceReportsTheFirstSet(MutantBase):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self._first = threading.local()
+        self._reported: dict[int, int] = {}
+        """Host thread id -> the device its aclrtGetDevice reports (set once)."""
 
     def set_device(self, device_id: int) -> int:
         code = super().set_device(device_id)
-        if code == ACL_SUCCESS and not hasattr(self._first, "device"):
-            self._first.device = cabi.int32(device_id)
+        if code == ACL_SUCCESS:
+            self._reported.setdefault(threading.get_ident(), cabi.int32(device_id))
         return code
 
     def get_device(self) -> tuple[int, int]:
         code, device = super().get_device()
-        if code != ACL_SUCCESS:
-            return code, device
-        return code, getattr(self._first, "device", device)
+        if code == ACL_SUCCESS:
+            device = self._reported.get(threading.get_ident(), device)
+        return code, device
 
 
 # -- events -------------------------------------------------------------------------------

@@ -251,6 +251,13 @@ CATALOGUE: tuple[Variant, ...] = (
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         hunt_only=True,
     ),
+    Variant(
+        "registered-default-odd-copy-loses-last-byte",
+        _doc(hm.RegisteredDefaultOddCopyLosesItsLastByte),
+        hm.RegisteredDefaultOddCopyLosesItsLastByte,
+        dict.fromkeys(BOTH, "EFFECT-BYTES"),
+        hunt_only=True,
+    ),
     # was hunt-only; the ci run catches it since the event life cycles (issue 23)
     _mutant("sync-early-after-wait-when-deep", hm.StreamSyncEarlyAfterWaitWhenDeep, _SYNC),
     # life cycles past their first step (lifecycle_switch_mutants.py, issue 23)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from acl_conformance.reference_impl.constants import DEFAULT
+
 from .mutant_base import MutantBase
 from .mutant_base import Registrations
 
@@ -35,6 +37,25 @@ class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(Registrations):
             and count % 2 == 1
             and offset // self.SPLIT != (offset + count - 1) // self.SPLIT
             and self._from_registered(src)
+        ):
+            count -= 1
+        return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)
+
+
+class RegisteredDefaultOddCopyLosesItsLastByte(Registrations):
+    """A copy with kind ACL_MEMCPY_DEFAULT from host memory registered with
+    aclrtHostRegister, with an odd count, loses its last byte (DEFAULT infers the direction
+    from the pointer's attributes; registered pages say "mapped", and the mapped path moves
+    16-bit words, rounding the count down)."""
+
+    def memcpy_to_symbol_async(
+        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        if (
+            kind == DEFAULT
+            and count % 2 == 1
+            and any(a <= src < a + n for a, n in self._live.items())
+            and self._would_copy(symbol, src, count, offset, kind)
         ):
             count -= 1
         return super().memcpy_to_symbol_async(symbol, src, count, offset, kind, stream)

@@ -69,6 +69,12 @@ _EVENT_CALLS = frozenset({"record_event", "stream_wait_event", "synchronize_even
 and destroy are charged to it by their rules)."""
 
 
+def _charge(requirement: str, *readings: str | None) -> tuple[str, tuple[str, ...]]:
+    """A wrong answer charged to ``requirement``, with the other ``readings`` of it
+    (``requirement`` itself left out)."""
+    return requirement, some(*(r for r in readings if r != requirement))
+
+
 class Model(Queries):
     """The model of what the spec allows, for one backend run."""
 
@@ -139,10 +145,7 @@ class Model(Queries):
             elif code == ACL_ERROR_INVALID_PARAM and counts_offset_in_dst_max(call.name, call.args):
                 # dstMax's code where dstMax holds count: the backend bounded offset +
                 # count by it.
-                requirement, also = (
-                    FROMSYMBOL_DSTMAX,
-                    some(*(r for r in (requirement, *also) if r != FROMSYMBOL_DSTMAX)),
-                )
+                requirement, also = _charge(FROMSYMBOL_DSTMAX, requirement, *also)
             elif (
                 code
                 and call.name.startswith("synchronize")
@@ -171,10 +174,7 @@ class Model(Queries):
                 # (EVENT-CALLS "succeed on valid arguments"); what it orders or completes is
                 # another reading, and a synchronisation may show an error left behind.
                 late = (SYNC_ERROR_REPORTING,) if call.name == "synchronize_event" else ()
-                requirement, also = (
-                    EVENT_CALLS,
-                    some(*(r for r in (requirement, *also, *late) if r != EVENT_CALLS)),
-                )
+                requirement, also = _charge(EVENT_CALLS, requirement, *also, *late)
             if (
                 code == ACL_ERROR_RT_STREAM_CONTEXT
                 and call.args.get("stream") == 0
@@ -183,10 +183,7 @@ class Model(Queries):
                 # NULL names the calling thread's current device's default stream, which is
                 # never another context's: "a stream of another context" says NULL was taken
                 # for another device's default stream (one still named after a switch).
-                requirement, also = (
-                    STREAM_NULL_DEFAULT,
-                    some(*(r for r in (requirement, *also) if r != STREAM_NULL_DEFAULT)),
-                )
+                requirement, also = _charge(STREAM_NULL_DEFAULT, requirement, *also)
             if (
                 code == ACL_ERROR_RT_CONTEXT_NULL
                 and self.world.current_device(call.thread) is not None
@@ -195,10 +192,7 @@ class Model(Queries):
                 # "No current context" on a thread that set a device and still has it (a
                 # reset of another device does not end this thread's): the backend lost
                 # the thread's current device.
-                requirement, also = (
-                    DEVICE_CURRENT,
-                    some(*(r for r in (requirement, *also) if r != DEVICE_CURRENT)),
-                )
+                requirement, also = _charge(DEVICE_CURRENT, requirement, *also)
             return self.screen(
                 [
                     Violation(

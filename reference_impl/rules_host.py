@@ -213,24 +213,14 @@ def rule_host_register(
         checks.append(
             RuntimeCheck(None, f"flag 0x{flag:x} is not ACL_HOST_REG_PINNED", None, MAY, MAY)
         )
+    effect = fx.RegisterHost(ptr, size)
     if not overlapping and world.once_registered(ptr, size):
         # The backend registered memory before; refusing a range that overlaps only ranges
         # unregistered since treats them as still registered: the call's own matter.
-        return succeeds(
-            profile,
-            checks,
-            fx.RegisterHost(ptr, size),
-            req,
-            "nothing registered overlaps the range (the ranges it overlaps were unregistered)",
-            (PINNED_REGISTERED,),
-        )
-    return succeeds(
-        profile,
-        checks,
-        fx.RegisterHost(ptr, size),
-        PINNED_REGISTERED,
-        "registering pageable memory page-locks it",
-    )
+        why = "nothing registered overlaps the range (the ranges it overlaps were unregistered)"
+        return succeeds(profile, checks, effect, req, why, (PINNED_REGISTERED,))
+    why = "registering pageable memory page-locks it"
+    return succeeds(profile, checks, effect, PINNED_REGISTERED, why)
 
 
 def rule_host_unregister(profile: Folding, world: World, thread: int, ptr: int) -> AllowedAnswers:

@@ -25,9 +25,6 @@ class RegisteredOddCopyAcrossOneKiBLosesItsLastByte(Registrations):
 
     SPLIT = 1024
 
-    def _from_registered(self, src: int) -> bool:
-        return any(a <= src < a + n for a, n in self._live.items())
-
     def memcpy_to_symbol_async(
         self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
     ) -> int:
@@ -54,7 +51,7 @@ class RegisteredDefaultOddCopyLosesItsLastByte(Registrations):
         if (
             kind == DEFAULT
             and count % 2 == 1
-            and any(a <= src < a + n for a, n in self._live.items())
+            and self._from_registered(src)
             and self._would_copy(symbol, src, count, offset, kind)
         ):
             count -= 1

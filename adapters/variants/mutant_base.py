@@ -88,3 +88,7 @@ class Registrations(MutantBase):
         if code == ACL_SUCCESS:
             self._live.pop(ptr, None)
         return code
+
+    def _from_registered(self, src: int) -> bool:
+        """Does ``src`` lie in a live registered range?"""
+        return any(a <= src < a + n for a, n in self._live.items())

@@ -29,9 +29,11 @@ from .apply_memory import write_host
 from .constants import StreamStatus
 from .evidence import QUERY_COMPLETE
 from .evidence import QUERY_NOT_READY
+from .judgement import Cause
 from .judgement import Judgement
 from .judgement import Violation
 from .model_state import ModelState
+from .order import Clock
 from .order import Gate
 from .requirement_ids import DEVICE_CALLS
 from .requirement_ids import DEVICE_CURRENT
@@ -131,9 +133,16 @@ def _query_stream(
         queued = e.stream.after_sync_copy and status == not_ready
         if queued:
             why += "; an aclrtMemcpyToSymbol returned since it was last known complete"
+        # Busy where a promise said every task was complete: that promise broken is the
+        # first reading (a drain that SHOULD happen under spec is not a MUST of the query);
+        # a second look tells it from a query that lies.
+        promises = _promises_behind(state, frontier) if status == not_ready else []
+        if promises:
+            why += f" since {promises[0][1].label} returned"
         causes = [
             *([HYGIENE_NO_ENQUEUE] if busy else []),
             *([TOSYMBOL_SYNC] if queued else []),
+            *(req for req, _c in promises),
             STREAM_QUERY,
         ]
         return [
@@ -143,7 +152,8 @@ def _query_stream(
                 call=call,
                 allowed=f"{names} ({why})",
                 observed=str(status),
-                also=tuple(causes[1:]),
+                also=tuple(dict.fromkeys(causes[1:])),
+                requery=call.args.get("stream") if promises else None,
             )
         ]
     if open_question:
@@ -152,6 +162,13 @@ def _query_stream(
         e.stream.after_sync_copy = False
         state.complete(frontier, (STREAM_QUERY, call))
     return []
+
+
+def _promises_behind(state: ModelState, frontier: Clock) -> list[Cause]:
+    """The promises that made the last of ``frontier``'s tasks known complete, when they
+    are another call's (a query's own earlier COMPLETE is the query's answer)."""
+    promises = state.promises_of(frontier)
+    return [] if any(req == STREAM_QUERY for req, _c in promises) else promises
 
 
 def _sync_device(

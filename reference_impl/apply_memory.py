@@ -140,9 +140,11 @@ def _pageable_charge(
     the copy acted page-locked: where PINNED-REGISTERED ("after aclrtHostUnregister it is
     pageable again") is a MUST it is the charge; where it is not (spec: the text does not
     name aclrtHostRegister), the memory is the text's malloc memory and the pageable
-    requirement is the charge, PINNED-REGISTERED another reading."""
-    if not registered_once:
-        return readings[0], readings[1:]
+    requirement is the charge, PINNED-REGISTERED another reading.  Where the pageable
+    requirement is known to fail (copies from memory never registered do not block
+    either), that is the likelier reading, and it stays the charge."""
+    if not registered_once or readings[0] in state.masks | state.known_failing:
+        return readings[0], (*readings[1:], *([PINNED_REGISTERED] if registered_once else []))
     if requirement(PINNED_REGISTERED).level(state.profile.name) is Level.MUST:
         return PINNED_REGISTERED, readings
     return readings[0], (*readings[1:], PINNED_REGISTERED)

@@ -222,6 +222,7 @@ def diagnose(
         missing=missing,
         late=late,
         older_write_shows=older,
+        racing=len(m.candidates) > 1,
     )
 
 

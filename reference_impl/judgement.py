@@ -98,6 +98,14 @@ class Violation:
     late: str | None = None
     """The requirement certainly broken if the second look finds those bytes there: the
     promise of the copy's own call (complete at its return), which came before any other."""
+    requery: int | None = None
+    """For a query that found a stream busy after a promise said its tasks were complete:
+    the stream's handle.  A second look (synchronise it, query it again) tells the
+    promise broken (complete now) from a query that lies (busy still)."""
+    racing: bool = False
+    """For bytes a read got wrong: more than one candidate was allowed there (copies that
+    may or may not have run when the read ran), so a later read that shows allowed bytes
+    does not tell that this read was the one that lied."""
     older_write_shows: bool = False
     """For missing bytes: an older copy's bytes show there (not the initial contents), so
     bytes still missing after a second look may be that copy running after the missing

@@ -114,6 +114,10 @@ class ModelState:
         violation charged to one of them is set aside (``set_aside``) and, for a read,
         the model takes the bytes read as the truth from then on, so that the other
         requirements are still judged."""
+        self.known_failing: frozenset[str] = frozenset()
+        """Requirements known to fail in this run, masked or not (a test that carries one
+        still checks it): where an observation has several readings, one that names a
+        requirement known to fail is the likelier."""
         self.set_aside: list[Violation] = []
         """Violations of masked requirements since the caller last emptied the list."""
         self.unbelieved: list[Cause] = []
@@ -149,6 +153,9 @@ class ModelState:
         """The last synchronous read judged, and what it allowed."""
         self._ids = 0
         self._host_queues: dict[int, Queue] = {}
+        self._raised: dict[int, list[tuple[int, Cause]]] = {}
+        """Per queue, each promise that raised what the host knows complete there: (the
+        index it raised it to, the promise), in order."""
 
     def new_id(self) -> int:
         """A fresh id for a write (ids grow in the order writes are issued)."""
@@ -189,6 +196,9 @@ class ModelState:
             if not self.all_done(clock):
                 self.unbelieved.append(cause)
             return
+        for q, i in clock.items():
+            if not covers(self.order.done, q, i):
+                self._raised.setdefault(q, []).append((i, cause))
         self.order.complete(clock)
         still: list[Write] = []
         newly: list[Write] = []
@@ -206,6 +216,22 @@ class ModelState:
                 r.ready = True
                 r.ready_by = cause
                 r.gates_at_completion = list(self.order.gates)
+
+    def promises_of(self, clock: Clock) -> list[Cause]:
+        """The promises of the latest call that made tasks ``clock`` covers known complete,
+        for the earliest tasks first (a pageable copy: its drain, then its own copy)."""
+        raised = [
+            (i, c)
+            for q in clock
+            if covers(self.order.done, q, clock[q])
+            for i, c in self._raised.get(q, [])
+        ]
+        if not raised:
+            return []
+        last = max(c[1].number for _i, c in raised)
+        return list(
+            dict.fromkeys(c for _i, c in sorted(raised, key=lambda r: r[0]) if c[1].number == last)
+        )
 
     def host_write(self, buf: BufferState, offset: int, data: bytes) -> None:
         """The host changed buffer bytes: pending pinned copies may see the new values."""

@@ -160,8 +160,10 @@ def instances_text(run: dict[str, Any]) -> str:
     recovered = a.get("recovered") or []
     if recovered:
         more = f" and {len(recovered) - 1} more" if len(recovered) > 1 else ""
+        why = (a.get("recovered_failures") or [""])[0]
         text += (
             f"; recovered by a fresh backend instance: {recovered[0]}{more} failed on a reused instance "
-            "and passed on fresh ones (the backend keeps state across examples)"
+            + (f"({why}) " if why else "")
+            + "and passed on fresh ones (the backend keeps state across examples)"
         )
     return text

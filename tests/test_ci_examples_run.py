@@ -32,6 +32,9 @@ import pytest
 import yaml_subset
 from outer_venv import outer_venv
 
+# Its tests share a costly module fixture: one worker makes it, once (tox: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_ci_examples_run")
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "ci"
 GITHUB = EXAMPLES / "github-actions.yml"

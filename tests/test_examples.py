@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from outer_venv import outer_venv
 
+# Its tests share a costly module fixture: one worker makes it, once (tox: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_examples")
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "examples" / "template-adapter"
 WORKFLOWS = sorted((ROOT / "examples" / "ci").glob("*.yml"))

@@ -44,6 +44,7 @@ from reset_support import counting_env
 
 from acl_conformance.adapters.base import CallTimeout
 from acl_conformance.conformance.authoring import ops
+from acl_conformance.conformance.gating.results import instances
 from acl_conformance.conformance.harness import reset
 from acl_conformance.conformance.harness.failure import BackendCrash
 from acl_conformance.conformance.harness.harness import Harness
@@ -52,6 +53,7 @@ from acl_conformance.conformance.harness.ledger import Written
 from acl_conformance.conformance.session import context
 from acl_conformance.conformance.session.context import Suite
 from acl_conformance.conformance.session.suite_command import suite_command
+from acl_conformance.reports.evidence_text import instances_text
 
 VAR = "g_u32"
 
@@ -107,12 +109,34 @@ def test_without_the_rewrite_the_next_harness_sees_the_write(
     """The control of the test above: with a reset that rewrites nothing, the next
     harness reads what the first one wrote; the suite sees that the variable moved and
     replaces the instance."""
-    monkeypatch.setattr(reset, "restore", lambda *args: None)
+    monkeypatch.setattr(reset, "restore", lambda *args: [])
     before, after = _written_then_read(suite)
     assert after == _other_bytes(before)
     assert "g_u32 on device 0 held other bytes" in suite.reset_failures[0], suite.reset_failures
     suite.adapter()
     assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
+
+
+def test_the_references_the_reset_takes_are_counted(suite: Suite) -> None:
+    """The reset makes each device it rewrites current (aclrtSetDevice, a reference each):
+    the next harness's model counts them, so that as many aclrtResetDevice calls as it
+    counts end the device's context (a stream created there is destroyed with it)."""
+    with suite.harness() as h:
+        h.call("set_device", device_id=1)
+        _write(h)  # a write on device 1: the reset rewrites it there
+    with suite.harness() as h:
+        assert h.model.device_references(1) >= 2  # this harness's one, the reset's one
+        h.call("set_device", device_id=1)
+        s = h.stream()
+        h.call("set_device", device_id=0)
+        for _ in range(h.model.device_references(1)):
+            h.call("reset_device", device_id=1)
+        # the context of device 1 ended: its stream with it (judged by the model)
+        h.call("synchronize_stream", stream=s)
+    sim = suite.adapter().inner
+    assert all(
+        sim._devices._devices[d].refcount == suite.adapter().references().get(d, 0) for d in (0, 1)
+    )
 
 
 def test_only_what_was_written_is_rewritten(suite: Suite, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,6 +363,13 @@ def test_a_failure_fresh_instances_do_not_find_is_recovered(
     )
     assert recs["test_x.py::test_b"]["attempts"] == 1 and not recs["test_x.py::test_b"]["failures"]
     assert suite.recovered == ["test_x.py::test_b"]
+    # what it failed on, on the reused instance, is kept and told
+    (why,) = suite.recovered_failures
+    assert why.startswith("[STREAM-CALLS] aclrtCreateStream"), why
+    doc = instances(suite.instances_started, suite.recovered, [], suite.recovered_failures)
+    assert f"test_x.py::test_b failed on a reused instance ({why})" in instances_text(
+        {"instances": doc}
+    )
     # test_b again on a fresh instance, then test_c on one of its own
     assert suite.instances_started == Counter(
         {"start": 1, "recheck on a fresh backend instance": 1, "after a recovery": 1}

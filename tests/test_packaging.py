@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+# Its tests share a costly module fixture: one worker makes it, once (tox: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_packaging")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -31,7 +31,10 @@ from world import call
 from world import make_world
 
 from acl_conformance.adapters.variants import BY_NAME
+from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.command_line import selfcheck
+from acl_conformance.conformance.harness.failure import ConformanceFailure
+from acl_conformance.conformance.session import context
 
 CASES = [
     ("null-stream-rejected-everywhere", "spec", ["STREAM-NULL-DEFAULT"]),
@@ -116,3 +119,94 @@ def test_with_the_drain_masked_a_pageable_copy_does_not_complete_its_stream() ->
     assert copy(w, src=PAGEABLE, count=8) == []
     pinned_on_top = after("g_arr256", 0, PIN[:8])
     assert observe(w, "g_arr256", pinned_on_top) == set()
+
+
+# -- a query that finds the stream busy after a promise said it was complete -----------
+
+NOT_READY, COMPLETE = 1, 0
+
+
+def test_a_busy_query_after_a_pageable_copy_is_charged_to_the_drain() -> None:
+    """A pageable copy that did not drain its stream leaves an earlier copy running: the
+    query that then finds the stream busy shows the drain broken first (the query may be
+    wrong too: the other reading)."""
+    w = make_world("cann")
+    assert copy(w, count=8) == []  # pinned, pending
+    assert copy(w, src=PAGEABLE, count=8) == []
+    (v,) = call(w.model, "stream_query", 0, outputs={"status": NOT_READY}, stream=w.stream)
+    assert v.requirement == "PAGEABLE-DRAINS-STREAM"
+    assert "STREAM-QUERY" in v.also
+    assert v.requery == w.stream  # a second look tells the two readings apart
+
+
+def test_under_spec_the_same_busy_query_fails_no_must() -> None:
+    """Under spec the drain is a SHOULD: a backend that does not drain is legal, and the
+    busy query it then answers is charged to the drain, not to a MUST."""
+    w = make_world("spec")
+    assert copy(w, count=8) == []
+    assert copy(w, src=PAGEABLE, count=8) == []
+    (v,) = call(w.model, "stream_query", 0, outputs={"status": NOT_READY}, stream=w.stream)
+    assert v.requirement == "PAGEABLE-DRAINS-STREAM"
+
+
+def test_a_busy_query_after_a_synchronisation_is_charged_to_the_synchronisation() -> None:
+    w = make_world("cann")
+    assert copy(w, count=8) == []
+    w.ok("synchronize_stream", stream=w.stream)
+    (v,) = call(w.model, "stream_query", 0, outputs={"status": NOT_READY}, stream=w.stream)
+    assert v.requirement == "PINNED-COMPLETE-AFTER-SYNC"
+    assert "STREAM-QUERY" in v.also
+
+
+def test_a_busy_query_after_a_complete_one_is_the_query_s() -> None:
+    """Nothing issued since the stream last said it was complete: busy now contradicts the
+    query's own answer."""
+    w = make_world("cann")
+    assert copy(w, count=8) == []
+    assert call(w.model, "stream_query", 0, outputs={"status": COMPLETE}, stream=w.stream) == []
+    (v,) = call(w.model, "stream_query", 0, outputs={"status": NOT_READY}, stream=w.stream)
+    assert v.requirement == "STREAM-QUERY"
+
+
+def test_a_busy_query_on_a_stream_that_never_had_a_task_is_the_query_s() -> None:
+    w = make_world("cann")
+    (v,) = call(w.model, "stream_query", 0, outputs={"status": NOT_READY}, stream=w.stream)
+    assert v.requirement == "STREAM-QUERY"
+    assert v.requery is None
+
+
+# -- the second look at a busy query, on a backend --------------------------------------
+
+VARIANTS = "acl_conformance.adapters.variants:variant"
+
+
+def _busy_query(variant: str, profile: str, pageable: bool) -> ConformanceFailure:
+    """A pinned copy on a stream, then a pageable copy on it (or its synchronisation), then
+    a query of the stream: the failure the harness charges."""
+    suite = context.Suite(
+        adapter_name=VARIANTS,
+        # lazy: the pinned copy runs only once something asks for it (the drain would)
+        adapter_options={"name": variant, "schedule": "lazy"},
+        profile=profile,
+    )
+    with pytest.raises(ConformanceFailure) as e, suite.harness() as h:
+        s = h.stream()
+        ops.to_symbol_async(h, "g_arr256", h.pinned(16), count=16, stream=s)
+        if pageable:
+            ops.to_symbol_async(h, "g_arr256", h.pageable(16), count=16, offset=32, stream=s)
+        else:
+            ops.sync(h, s)
+        h.call("stream_query", stream=s)
+    return e.value
+
+
+def test_a_stream_still_busy_after_a_pageable_copy_is_charged_to_the_drain() -> None:
+    f = _busy_query("pageable-skips-the-drain", "cann", pageable=True)
+    assert f.requirement == "PAGEABLE-DRAINS-STREAM", f
+    assert "STREAM-QUERY" in f.also
+
+
+def test_a_query_that_stays_busy_after_a_synchronisation_is_charged_to_the_query() -> None:
+    f = _busy_query("query-busy-once-used", "cann", pageable=False)
+    assert f.requirement == "STREAM-QUERY", f
+    assert "PINNED-COMPLETE-AFTER-SYNC" in f.also

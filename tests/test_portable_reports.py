@@ -26,6 +26,9 @@ from acl_conformance.conformance.command_line import runner
 from acl_conformance.reports import html
 from acl_conformance.reports import markdown
 
+# Its tests share a costly module fixture: one worker makes it, once (tox: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_portable_reports")
+
 ROOT = Path(__file__).resolve().parent.parent
 MUTANT = "acl_conformance.adapters.variants.mutants:DeviceToHostAccepted"
 BROKEN = "KIND-REJECTED"

@@ -20,6 +20,9 @@ from acl_conformance.conformance.command_line import cli
 from acl_conformance.conformance.command_line import runner
 from acl_conformance.conformance.gating import shards
 
+# Its tests share a costly module fixture: one worker makes it, once (tox: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_shards")
+
 RUN = ["--examples", "2", "--seed", "7", "--jobs", "2"]
 """Few examples and one seed: the unsharded run and the shards run the same tests alike."""
 

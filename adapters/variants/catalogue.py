@@ -154,6 +154,7 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("threads-lose-writes", m.ThreadsLoseWrites, "CONCURRENCY-THREADS"),
     _mutant("foreign-stream-accepted", m.ForeignStreamAccepted, "STREAM-FOREIGN-DEVICE", ("cann",)),
     _mutant("query-always-complete", m.QueryAlwaysComplete, "STREAM-QUERY"),
+    _mutant("query-busy-once-used", m.QueryBusyOnceUsed, "STREAM-QUERY"),
     _mutant("dst-max-ignored", m.DstMaxIgnored, "FROMSYMBOL-DSTMAX"),
     _mutant("symbol-not-found-code", m.SymbolNotFoundCode, "SYMBOL-UNREGISTERED", ("cann",)),
     _mutant("size-rounded-up", m.SizeRoundedUp, "SYMBOL-SIZE-AS-DECLARED"),
@@ -245,9 +246,9 @@ CATALOGUE: tuple[Variant, ...] = (
     ),
     # bugs the ci run misses and a bug hunt finds (hunt_mutants.py)
     Variant(
-        "registered-odd-copy-across-1k-loses-last-byte",
-        _doc(hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte),
-        hm.RegisteredOddCopyAcrossOneKiBLosesItsLastByte,
+        "registered-copy-behind-two-loses-last-byte",
+        _doc(hm.RegisteredCopyBehindTwoLosesItsLastByte),
+        hm.RegisteredCopyBehindTwoLosesItsLastByte,
         dict.fromkeys(BOTH, "EFFECT-BYTES"),
         hunt_only=True,
     ),

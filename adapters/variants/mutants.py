@@ -35,6 +35,7 @@ from .mutants_ordering import PageableDeferred
 from .mutants_ordering import PageableSkipsTheDrain
 from .mutants_ordering import PinnedBlocks
 from .mutants_ordering import QueryAlwaysComplete
+from .mutants_ordering import QueryBusyOnceUsed
 from .mutants_ordering import RegisteredIsPageable
 from .mutants_ordering import SharedInstance
 from .mutants_ordering import StreamOrderBroken
@@ -66,6 +67,7 @@ __all__ = [
     "PageableSkipsTheDrain",
     "PinnedBlocks",
     "QueryAlwaysComplete",
+    "QueryBusyOnceUsed",
     "RegisteredIsPageable",
     "RejectedStillEnqueues",
     "SharedInstance",

@@ -241,3 +241,17 @@ class QueryAlwaysComplete(MutantBase):
     def stream_query(self, stream: int) -> tuple[int, int]:
         code, _status = super().stream_query(stream)
         return code, int(StreamStatus.ACL_STREAM_STATUS_COMPLETE)
+
+
+class QueryBusyOnceUsed(MutantBase):
+    """aclrtStreamQuery says NOT_READY on any stream that has ever been given a task, its
+    tasks all run and the stream synchronised included (the query compares the stream's
+    count of tasks issued with a count of completions that only the worker's own progress
+    report updates, and it never reports the last)."""
+
+    def stream_query(self, stream: int) -> tuple[int, int]:
+        code, status = super().stream_query(stream)
+        _c, strm, _ctx = self._stream(stream)
+        if code == ACL_SUCCESS and strm is not None and strm.issued() > 0:
+            return code, int(StreamStatus.ACL_STREAM_STATUS_NOT_READY)
+        return code, status

@@ -156,15 +156,20 @@ def crash_record(
 
 
 def instances(
-    started: Mapping[str, int], recovered: list[str], reset_failures: list[str]
+    started: Mapping[str, int],
+    recovered: list[str],
+    reset_failures: list[str],
+    recovered_failures: list[str] | None = None,
 ) -> dict[str, Any]:
     """What the results document says of the backend instances one process
-    started: how many, why, the tests recovered by a fresh one, the failed resets."""
+    started: how many, why, the tests recovered by a fresh one (and what each failed on,
+    on the reused instance), the failed resets."""
     reasons = {k: int(v) for k, v in sorted(started.items()) if v}
     return {
         "started": sum(reasons.values()),
         "reasons": reasons,
         "recovered": list(recovered),
+        "recovered_failures": list(recovered_failures or []),
         "reset_failures": list(reset_failures),
     }
 
@@ -180,6 +185,7 @@ def merge_instances(parts: list[dict[str, Any]]) -> dict[str, Any]:
         reasons,
         [t for part in parts for t in part.get("recovered") or []],
         [r for part in parts for r in part.get("reset_failures") or []],
+        [r for part in parts for r in part.get("recovered_failures") or []],
     )
 
 

@@ -122,6 +122,9 @@ class Harness:
         self.fixtures: dict[str, FixtureVariable] = {f.name: f for f in self.adapter.fixtures()}
         self.model = Model(profile, model_capabilities or self.caps, tally)
         self.model.masks = frozenset(masks)
+        self.model.known_failing = frozenset(masks) | frozenset(expected or {})
+        if run is not None:
+            self.model.known_failing |= run.failed()
         for f in self.fixtures.values():
             self.model.add_symbol(f.name, f.address, f.size)
         self.trace_start = len(self.adapter.trace)

@@ -104,18 +104,23 @@ def restore(
     fixtures: Mapping[str, FixtureVariable],
     initial: Mapping[tuple[int, str], bytes],
     ranges: Ranges,
-) -> None:
+) -> list[int]:
     """Rewrite ``ranges`` with the ``initial`` bytes, read them back and compare, then
-    make device 0 current; in the calling thread.  Raises ResetFailed."""
+    make device 0 current; in the calling thread.  The devices it made current, one per
+    successful aclrtSetDevice (each holds a reference a later reset has to drop).  Raises
+    ResetFailed."""
     missing = [f"{name} on device {d}" for d, name in sorted(ranges) if (d, name) not in initial]
     if missing:
         raise ResetFailed(
             f"{', '.join(missing)} may have been written but was never read from this backend"
         )
+    made_current: list[int] = []
     try:
         if ranges:
-            _rewrite(adapter, fixtures, initial, ranges)
+            _rewrite(adapter, fixtures, initial, ranges, made_current)
         _ok(adapter.set_device(0), "aclrtSetDevice(0)")
+        made_current.append(0)
+        return made_current
     except ResetFailed:
         raise
     except CallTimeout as exc:
@@ -129,6 +134,7 @@ def _rewrite(
     fixtures: Mapping[str, FixtureVariable],
     initial: Mapping[tuple[int, str], bytes],
     ranges: Ranges,
+    made_current: list[int],
 ) -> None:
     size = max(hi - lo for spans in ranges.values() for lo, hi in spans)
     code, src = adapter.malloc_pageable(size)
@@ -142,6 +148,7 @@ def _rewrite(
     try:
         for device in sorted({d for d, _ in ranges}):
             _ok(adapter.set_device(device), f"aclrtSetDevice({device})")
+            made_current.append(device)
             for (d, name), spans in sorted(ranges.items()):
                 if d != device:
                     continue

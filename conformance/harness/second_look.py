@@ -24,8 +24,10 @@ from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.constants import D2H
+from acl_conformance.reference_impl.constants import StreamStatus
 from acl_conformance.reference_impl.requirement_ids import PAGEABLE_BLOCKS
 from acl_conformance.reference_impl.requirement_ids import PAGEABLE_DRAINS_STREAM
+from acl_conformance.reference_impl.requirement_ids import STREAM_QUERY
 
 from .backend_calls import BackendCalls
 from .failure import BackendCrash
@@ -67,6 +69,8 @@ class SecondLook:
         try:
             if v.early is not None:
                 return self._drained_or_not(v, thread)
+            if v.requery is not None:
+                return self._busy_or_lying(v, v.requery, thread)
             if (
                 v.read is not None
                 and v.call is not None
@@ -136,6 +140,40 @@ class SecondLook:
             requirement=PAGEABLE_BLOCKS,
             details=[*v.details, note],
             also=tuple(dict.fromkeys(r for r in (v.requirement, *v.also) if r != PAGEABLE_BLOCKS)),
+        )
+
+    def _busy_or_lying(self, v: Violation, stream: int, thread: int) -> Violation:
+        """A query found ``stream`` busy after a promise said its tasks were complete:
+        synchronised again and queried again, is it complete now?  Then a task was still
+        running when the promise was made (the promise is broken, as ``v`` says first);
+        busy still, after a synchronisation that succeeded, is the query's own answer
+        (STREAM-QUERY)."""
+        if self._backend.would_hang("synchronize_stream", {"stream": stream}) is not None:
+            return v
+        sync = self._backend.raw(
+            "synchronize_stream",
+            thread,
+            {"stream": stream},
+            "a second look: aclrtSynchronizeStream",
+        )
+        if not sync.ok:
+            return v
+        query = self._backend.raw(
+            "stream_query", thread, {"stream": stream}, "a second look: aclrtStreamQuery"
+        )
+        if not query.ok:
+            return v
+        if int(query.outputs.get("status", -1)) == StreamStatus.ACL_STREAM_STATUS_COMPLETE:
+            note = "after a second synchronisation the stream is complete: a task was still running when the promise said it was complete"
+            return dataclasses.replace(v, details=[*v.details, note])
+        note = "after a second synchronisation that succeeded the stream is still reported busy: the query's answer is wrong"
+        return dataclasses.replace(
+            v,
+            requirement=STREAM_QUERY,
+            details=[*v.details, note],
+            also=tuple(
+                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != STREAM_QUERY)
+            ),
         )
 
     def _lying_read(self, v: Violation, args: dict[str, Any], thread: int) -> bytes | None:
@@ -212,6 +250,11 @@ class SecondLook:
         )
 
     def _read_or_bytes(self, v: Violation, thread: int) -> Violation:
+        if v.racing:
+            # Copies that may or may not have run when the read ran: a later read of the
+            # whole variable may see them landed, whichever answer was wrong.  Both stay.
+            also = tuple(dict.fromkeys((*v.also, "FROMSYMBOL-BYTES")))
+            return dataclasses.replace(v, also=tuple(r for r in also if r != v.requirement))
         device, var, lo, hi = v.read  # type: ignore[misc]
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
         if whole is None or not self._model.allows(device, var, lo, whole[lo:hi]):

@@ -193,7 +193,9 @@ def _listing(listing: Expectations) -> dict[str, Any]:
 
 
 def _instances(suite: context.Suite) -> dict[str, Any]:
-    return results.instances(suite.instances_started, suite.recovered, suite.reset_failures)
+    return results.instances(
+        suite.instances_started, suite.recovered, suite.reset_failures, suite.recovered_failures
+    )
 
 
 def _header(config: pytest.Config) -> dict[str, Any]:

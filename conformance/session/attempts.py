@@ -91,7 +91,7 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
         if _failed(reports) and suite.attempt_reused:
             item.session.shouldstop = stop  # (--acl-stop-on) the rerun decides
-            reports = _recheck(item, nextitem, suite)
+            reports = _recheck(item, nextitem, suite, _what_failed(reports))
         runs.append(reports)
         call = _call(reports)
         seen: frozenset[str] = item.stash[MASKS]
@@ -116,16 +116,33 @@ def _failed(reports: list[pytest.TestReport]) -> bool:
     return call is not None and call.failed and props(call).get(ACL_STATUS) != Status.XPASS
 
 
+def _what_failed(reports: list[pytest.TestReport]) -> str:
+    """The failure of an attempt, in one line: the requirement it cites and its message
+    (kept when a recheck on fresh instances passes: what the reused instance got wrong)."""
+    call = _call(reports)
+    failure = props(call).get("acl_failure") if call is not None else None
+    if isinstance(failure, dict):
+        lines = str(failure.get("message") or "").strip().splitlines()
+        first = lines[0] if lines else ""
+        if first.startswith("["):
+            return first
+        head = failure.get("requirement") or failure.get("status") or "failure"
+        return f"[{head}] {first}".strip()
+    text = str(call.longrepr) if call is not None else ""
+    return (text.strip().splitlines() or ["failed"])[-1][:300]
+
+
 def _recheck(
-    item: pytest.Item, nextitem: pytest.Item | None, suite: context.Suite
+    item: pytest.Item, nextitem: pytest.Item | None, suite: context.Suite, first: str
 ) -> list[pytest.TestReport]:
-    """The attempt again, a fresh backend instance for every harness: its reports."""
+    """The attempt again, a fresh backend instance for every harness: its reports
+    (``first``: what the attempt on a reused instance failed on)."""
     _reset(item)
     with suite.recheck():
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
     failed = _failed(reports)
     if not failed:
-        suite.recovered_by_fresh_instance(suite.test_id or item.nodeid)
+        suite.recovered_by_fresh_instance(suite.test_id or item.nodeid, first)
     call = _call(reports)
     if call is not None:
         call.user_properties.append(

@@ -145,6 +145,9 @@ class Suite:
     recovered: list[str] = field(default_factory=list)
     """The tests whose failure on a reused instance did not come back when the attempt ran
     again on fresh ones (each one "recovered by a fresh backend instance"), in order."""
+    recovered_failures: list[str] = field(default_factory=list)
+    """For each test of :attr:`recovered`, in order: what it failed on, on the reused
+    instance (one line: the requirement and the message)."""
     reset_failures: list[str] = field(default_factory=list)
     """Why each failed reset failed, one line each, in order."""
     attempt_reused: bool = False
@@ -315,13 +318,15 @@ class Suite:
         finally:
             self._rechecking = False
 
-    def recovered_by_fresh_instance(self, test: str) -> None:
+    def recovered_by_fresh_instance(self, test: str, failure: str = "") -> None:
         """A test failed on a reused instance and passed on fresh ones: note it, and serve
         every later harness of the worker with a fresh instance.  Per harness rather than
         per test: the recheck that passed gave each harness its own instance, which is the
         only isolation known to be enough (state that crosses examples of one test, such as
-        a table that fills up while a failure is shrunk, would still cross under ``test``)."""
+        a table that fills up while a failure is shrunk, would still cross under ``test``).
+        ``failure``: what it failed on, on the reused instance."""
         self.recovered.append(test)
+        self.recovered_failures.append(failure)
         self._forced = "example"
 
     def example_started(self, machine: str) -> None:
@@ -416,7 +421,11 @@ class Suite:
             ranges = reset.plan(h.ledger, h.fixtures)
 
             def job() -> None:
-                reset.restore(adapter.inner, h.fixtures, self._initial, ranges)
+                # Past the trace: the references its aclrtSetDevice calls take are counted
+                # apart, so that a later harness's model knows the resets it takes to end a
+                # device's context.
+                made_current = reset.restore(adapter.inner, h.fixtures, self._initial, ranges)
+                adapter.add_references(made_current)
 
             try:
                 if adapter.calls_may_hang:

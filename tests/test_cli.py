@@ -151,3 +151,20 @@ def test_a_selfcheck_json_of_schema_1_is_read() -> None:
     old = [{("verdict" if k == "result" else k): v for k, v in new["results"][0].items()}]
     assert "result" not in old[0] and old[0]["verdict"] == "caught"
     assert selfcheck.from_json(old) == selfcheck.from_json(new) == [r]
+
+
+@pytest.mark.parametrize(
+    "not_passing,caught",
+    [
+        ({"A": "fail", "B": "fail"}, True),
+        ({"A": "fail", "B": "flaky"}, True),  # a timing bug whose replay missed: still failing
+        ({"A": "fail"}, False),  # one bug not found
+        ({"A": "fail", "B": "fail", "C": "fail"}, False),  # a requirement wrongly charged
+        ({"A": "fail", "B": "fail", "C": "unknown"}, False),  # one left undecided
+        ({"A": "fail", "B": "timeout"}, False),  # a hang is not these bugs' failure
+    ],
+)
+def test_a_combination_is_caught_when_exactly_its_requirements_fail(
+    not_passing: dict[str, str], caught: bool
+) -> None:
+    assert selfcheck.combination_caught(not_passing, ("A", "B")) is caught

@@ -46,9 +46,9 @@ class LastByteLost(Registrations):
 
 class RegisteredCopyBehindTwoLosesItsLastByte(LastByteLost):
     """A copy from host memory registered with aclrtHostRegister, issued on a stream that
-    took two or more copies since it was last synchronised, loses its last byte (the
-    registered path chains onto the stream's open batch of copy descriptors, and writes
-    the chained descriptor's length one short)."""
+    took two or more copies since its last aclrtSynchronizeStream or aclrtSynchronizeDevice,
+    loses its last byte (the registered path chains onto the stream's open batch of copy
+    descriptors, and writes the chained descriptor's length one short)."""
 
     BATCH = 2
 

@@ -126,6 +126,12 @@ class Devices:
             self._tls.current = None
         return ended
 
+    def references(self, device: int) -> int:
+        """How many references ``device``'s context holds (aclrtSetDevice calls not yet
+        matched by an aclrtResetDevice)."""
+        with self._lock:
+            return self._devices[device].refcount
+
     def context_of(self, device: int) -> Context | None:
         """``device``'s live context, whichever thread made it, or None."""
         with self._lock:

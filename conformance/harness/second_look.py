@@ -25,6 +25,8 @@ from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import StreamStatus
+from acl_conformance.reference_impl.requirement_ids import EFFECT_BYTES
+from acl_conformance.reference_impl.requirement_ids import FROMSYMBOL_BYTES
 from acl_conformance.reference_impl.requirement_ids import PAGEABLE_BLOCKS
 from acl_conformance.reference_impl.requirement_ids import PAGEABLE_DRAINS_STREAM
 from acl_conformance.reference_impl.requirement_ids import STREAM_QUERY
@@ -231,13 +233,11 @@ class SecondLook:
                     "hold the older copy's: it ran after the missing one, or the missing one "
                     "wrote nothing there",
                 ],
-                also=tuple(
-                    dict.fromkeys(r for r in (*v.also, "EFFECT-BYTES") if r != v.requirement)
-                ),
+                also=tuple(dict.fromkeys(r for r in (*v.also, EFFECT_BYTES) if r != v.requirement)),
             )
         return dataclasses.replace(
             v,
-            requirement="EFFECT-BYTES",
+            requirement=EFFECT_BYTES,
             message=v.message + "; not there after a second synchronisation either",
             details=[
                 *v.details,
@@ -245,7 +245,7 @@ class SecondLook:
                 "not hold what the copy should have left: it did not write them there",
             ],
             also=tuple(
-                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != "EFFECT-BYTES")
+                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != EFFECT_BYTES)
             ),
         )
 
@@ -253,7 +253,7 @@ class SecondLook:
         if v.racing:
             # Copies that may or may not have run when the read ran: a later read of the
             # whole variable may see them landed, whichever answer was wrong.  Both stay.
-            also = tuple(dict.fromkeys((*v.also, "FROMSYMBOL-BYTES")))
+            also = tuple(dict.fromkeys((*v.also, FROMSYMBOL_BYTES)))
             return dataclasses.replace(v, also=tuple(r for r in also if r != v.requirement))
         device, var, lo, hi = v.read  # type: ignore[misc]
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
@@ -268,7 +268,7 @@ class SecondLook:
         _device, var, lo, hi = v.read  # type: ignore[misc]
         return dataclasses.replace(
             v,
-            requirement="FROMSYMBOL-BYTES",
+            requirement=FROMSYMBOL_BYTES,
             message=f"the read of {var} bytes [{lo}, {hi}) is wrong: a read of the whole "
             "variable shows bytes the model allows there",
             details=[
@@ -276,6 +276,6 @@ class SecondLook:
                 f"a read of the whole {var} shows there: {whole[lo:hi][:32].hex(' ')}",
             ],
             also=tuple(
-                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != "FROMSYMBOL-BYTES")
+                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != FROMSYMBOL_BYTES)
             ),
         )

@@ -46,6 +46,9 @@ class Judgement:
     setup: bool = False
     """The suite made the call for itself (reading starting contents, scratch memory):
     it is left out of counterexamples."""
+    note: str | None = None
+    """Why the suite made the call when not for the test's own steps (its clean-up, its
+    reset), said beside it in C form."""
     record: CallRecord | None = None
     """The backend's answer, when the call was judged from one (``step.judge``)."""
     settled: bool = False
@@ -54,7 +57,13 @@ class Judgement:
     @property
     def label(self) -> str:
         """The call for people: ``#N [thread T] <C form>`` (the thread when not 0)."""
-        return f"#{self.number} " + (f"[thread {self.thread}] " if self.thread else "") + self.text
+        note = f" /* {self.note} */" if self.note else ""
+        return (
+            f"#{self.number} "
+            + (f"[thread {self.thread}] " if self.thread else "")
+            + self.text
+            + note
+        )
 
     @property
     def c_function(self) -> str:

@@ -48,19 +48,22 @@ def judge(
     read_back: ReadBack | None = None,
     opened: Iterable[int] = (),
     setup: bool = False,
+    note: str | None = None,
 ) -> Step:
     """Judge recorded call ``record`` (which answered: ``record.code`` is set).
 
-    ``observed``: the bytes a read complete at its return left in its destination
-    (``Model.reads_at_return``), read back after the call.  ``read_back``: how to read
-    the destination of an asynchronous read that the call completed; without it, such
-    reads are left for a later step.  ``opened``: gates a timer opened while the call
-    waited (the model learns of them first, so a call that legitimately waited for one
-    is judged as such).  ``setup``: the suite made the call for itself."""
+        ``observed``: the bytes a read complete at its return left in its destination
+        (``Model.reads_at_return``), read back after the call.  ``read_back``: how to read
+        the destination of an asynchronous read that the call completed; without it, such
+        reads are left for a later step.  ``opened``: gates a timer opened while the call
+        waited (the model learns of them first, so a call that legitimately waited for one
+        is judged as such).  ``setup``: the suite made the call for itself; ``note``: why, when
+    it is its clean-up or reset (said beside the call in C form)."""
     for gate in opened:
         model.settle(model.judge("open_gate", record.thread, gate=gate), ACL_SUCCESS)
     judgement = model.judge(record.name, record.thread, **record.args)
     judgement.setup = setup
+    judgement.note = note
     judgement.record = record
     outputs = dict(record.outputs)
     if observed is not None:

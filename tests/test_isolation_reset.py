@@ -8,9 +8,11 @@ to a known state through the contract after each (``conformance/harness/reset.py
   check can fail), and the suite notices and replaces the instance;
 - only what copies wrote is rewritten: four bytes of the 16 MiB variable cost a four-byte
   rewrite, a harness that wrote nothing costs none;
-- a reset that fails (a call fails, a read-back differs, a call hangs, the clean-up
-  failed) replaces the instance, and the count of instances says why; so do a crash and a
-  hang;
+- the clean-up and the reset are judged as a test's calls are: a wrong answer there (a
+  call fails, a read-back differs, the clean-up failed) or a hang is the test's failure,
+  charged to a requirement and naming the call, and the instance is replaced; a reset the
+  suite cannot make is no failure of the backend, and the instance is replaced too; the
+  count of instances and the list of restarts say why; so do a crash and a hang;
 - the same through the agent: one agent process serves harness after harness, and an
   agent that dies in its reset is replaced;
 - through the plugin: a test that fails on a reused instance and passes on fresh ones
@@ -47,6 +49,8 @@ from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.gating.results import instances
 from acl_conformance.conformance.harness import reset
 from acl_conformance.conformance.harness.failure import BackendCrash
+from acl_conformance.conformance.harness.failure import BackendTimeout
+from acl_conformance.conformance.harness.failure import ConformanceFailure
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.ledger import Ledger
 from acl_conformance.conformance.harness.ledger import Written
@@ -197,11 +201,11 @@ def test_the_plan_rewrites_what_accepted_copies_may_have_written(suite: Suite) -
 
 
 def _fails_a_call(monkeypatch: pytest.MonkeyPatch, h: Harness) -> None:
-    monkeypatch.setattr(h.adapter.inner, "memcpy_to_symbol", lambda *args: 100000)
+    monkeypatch.setattr(h.adapter.inner, "memcpy_to_symbol", lambda **kw: 100000)
 
 
 def _writes_nothing(monkeypatch: pytest.MonkeyPatch, h: Harness) -> None:
-    monkeypatch.setattr(h.adapter.inner, "memcpy_to_symbol", lambda *args: 0)
+    monkeypatch.setattr(h.adapter.inner, "memcpy_to_symbol", lambda **kw: 0)
 
 
 def _leaves_a_stream(monkeypatch: pytest.MonkeyPatch, h: Harness) -> None:
@@ -209,52 +213,76 @@ def _leaves_a_stream(monkeypatch: pytest.MonkeyPatch, h: Harness) -> None:
     monkeypatch.setattr(h.adapter.inner, "destroy_stream", lambda stream: 107017)
 
 
-BROKEN: dict[str, tuple[Callable[[pytest.MonkeyPatch, Harness], None], str]] = {
-    "a call fails": (
-        _fails_a_call,
-        "aclrtMemcpyToSymbol rewriting g_u32[0:4] on device 0 returned 100000",
-    ),
-    "a read-back differs": (_writes_nothing, "g_u32[0:4] on device 0 reads back"),
-    "the clean-up failed": (
-        _leaves_a_stream,
-        "the clean-up after the harness failed: aclrtDestroyStream(",
-    ),
+BROKEN: dict[str, tuple[Callable[[pytest.MonkeyPatch, Harness], None], str, str]] = {
+    # (how the backend breaks, the call the failure names, the stage it names)
+    "a call fails": (_fails_a_call, "aclrtMemcpyToSymbol(&g_u32", "the suite's reset"),
+    "a read-back differs": (_writes_nothing, "aclrtMemcpyFromSymbol(", "the suite's reset"),
+    "the clean-up failed": (_leaves_a_stream, "aclrtDestroyStream(", "the suite's clean-up"),
 }
 
 
 @pytest.mark.parametrize("how", list(BROKEN))
-def test_a_failed_reset_starts_a_fresh_instance(
+def test_a_wrong_answer_in_the_reset_is_the_tests_failure(
     suite: Suite, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    breaks, said = BROKEN[how]
+    """The clean-up and the reset are judged as a test's calls are: a wrong answer there
+    is the test's failure, charged to a requirement, naming the call and the stage; the
+    instance is replaced, and the restart is listed as charged."""
+    breaks, call, stage = BROKEN[how]
     first = suite.adapter()
-    with suite.harness() as h:
+    with pytest.raises(ConformanceFailure) as caught, suite.harness() as h:
         _write(h)
         breaks(monkeypatch, h)
-    assert len(suite.reset_failures) == 1 and said in suite.reset_failures[0], suite.reset_failures
+    f = caught.value
+    text = str(f)
+    assert f.requirement is not None, text
+    assert call in text and stage in text, text
     with suite.harness() as h:
         assert h.adapter is not first
         _write(h)  # the fresh instance works, and is reset
     assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
-    assert len(suite.reset_failures) == 1
+    (restart,) = suite.restarts_listed
+    assert restart["charged"] and restart["requirement"] == f.requirement, restart
 
 
-def test_a_reset_that_hangs_starts_a_fresh_instance() -> None:
-    """A backend whose calls may hang: the reset is bounded by the call timeout."""
+def test_a_failed_reset_starts_a_fresh_instance(suite: Suite) -> None:
+    """A reset the suite cannot make (bytes it would rewrite were never read from this
+    backend) is no failure of the backend: the instance is replaced, the count says why,
+    and the restart is listed as charged to nothing, with why."""
+    first = suite.adapter()
+    with suite.harness() as h:
+        _write(h)
+        h.ledger.writes.append(Written(1, h.fixtures["g_arr4k"].address, 0, 4))
+    assert len(suite.reset_failures) == 1 and "never read" in suite.reset_failures[0]
+    with suite.harness() as h:
+        assert h.adapter is not first
+    assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
+    (restart,) = suite.restarts_listed
+    assert not restart["charged"] and "never read" in restart["why"], restart
+
+
+def test_a_reset_that_hangs_is_a_timeout_and_starts_a_fresh_instance() -> None:
+    """A backend whose calls may hang: the reset is bounded by the call timeout, and its
+    hang is the test's, charged to the requirement the call's success stands for."""
     suite = _suite("HangsWhenAsked")
     suite.call_timeout = 0.5
     first = suite.adapter()
     try:
-        with suite.harness() as h:
+        with pytest.raises(BackendTimeout) as caught, suite.harness() as h:
             src = h.pageable(4, b"\x01\x02\x03\x04")
             ops.to_symbol_async(h, VAR, src, count=4)
             ops.sync(h)
             first.inner.hang.set()  # the reset's aclrtMemcpyToSymbol hangs
-        assert "did not return within 0.5 s" in suite.reset_failures[0], suite.reset_failures
+        hang = caught.value
+        assert hang.requirement and "aclrtMemcpyToSymbol(" in str(hang), str(hang)
+        assert "did not return within 0.5 s" in str(hang)
         first.inner.hang.clear()
+        suite.next_test()  # (within one test, a later harness meets the same hang at once)
         with suite.harness() as h:
             assert h.adapter is not first
-        assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
+        assert suite.instances_started == Counter({"start": 1, "timeout": 1})
+        (restart,) = suite.restarts_listed
+        assert restart["charged"] and restart["requirement"] == hang.requirement
     finally:
         first.inner.released.set()
         suite.close()
@@ -292,7 +320,8 @@ def test_one_agent_serves_and_is_reset() -> None:
 
 def test_an_agent_that_dies_in_its_reset_is_replaced() -> None:
     """The double segfaults in aclrtMemcpyToSymbol, which only the reset calls here: the
-    reset fails, saying so, and the next harness has a fresh agent."""
+    crash is the test's (a CRASH naming the call and the reset), and the next harness has a
+    fresh agent."""
     suite = Suite(
         adapter_name="cann",
         adapter_options={"double": "segv-on:aclrtMemcpyToSymbol"},
@@ -300,16 +329,20 @@ def test_an_agent_that_dies_in_its_reset_is_replaced() -> None:
     )
     try:
         pid = suite.adapter().inner.pid
-        with suite.harness() as h:
+        with pytest.raises(BackendCrash) as caught, suite.harness() as h:
             src = h.pinned(4, b"\x01\x02\x03\x04")
             s = h.stream()
             ops.to_symbol_async(h, VAR, src, count=4, stream=s)
             ops.sync(h, s)
-        assert "a call raised" in suite.reset_failures[0], suite.reset_failures
+        text = str(caught.value)
+        assert "aclrtMemcpyToSymbol(" in text and "the suite's reset" in text, text
+        assert "SIGSEGV" in text
+        suite.next_test()
         with suite.harness() as h:
             assert h.adapter.inner.pid != pid
             h.observe(VAR)
-        assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
+        assert suite.instances_started == Counter({"start": 1, "crash": 1})
+        assert [r["charged"] for r in suite.restarts_listed] == [True]
     finally:
         suite.close()
 

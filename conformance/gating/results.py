@@ -94,6 +94,8 @@ def record(report: pytest.TestReport, status: Status) -> dict[str, Any]:
     failures = props.get("failures")
     if failures is None:
         failures = [props["acl_failure"]] if isinstance(props.get("acl_failure"), dict) else []
+        # What its clean-up or second looks met besides (plugin/reporting.py).
+        failures += [f for f in props.get("acl_more_failures") or [] if isinstance(f, dict)]
     last = Status(props.get("last_status", status))
     return {
         "nodeid": report.nodeid,
@@ -160,10 +162,12 @@ def instances(
     recovered: list[str],
     reset_failures: list[str],
     recovered_failures: list[str] | None = None,
+    restarts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What the results document says of the backend instances one process
     started: how many, why, the tests recovered by a fresh one (and what each failed on,
-    on the reused instance), the failed resets."""
+    on the reused instance), the failed resets, and each restart after a failure (its
+    reason, test, call, the requirement charged, and whether a test was charged)."""
     reasons = {k: int(v) for k, v in sorted(started.items()) if v}
     return {
         "started": sum(reasons.values()),
@@ -171,6 +175,7 @@ def instances(
         "recovered": list(recovered),
         "recovered_failures": list(recovered_failures or []),
         "reset_failures": list(reset_failures),
+        "restarts": list(restarts or []),
     }
 
 
@@ -186,6 +191,7 @@ def merge_instances(parts: list[dict[str, Any]]) -> dict[str, Any]:
         [t for part in parts for t in part.get("recovered") or []],
         [r for part in parts for r in part.get("reset_failures") or []],
         [r for part in parts for r in part.get("recovered_failures") or []],
+        [r for part in parts for r in part.get("restarts") or []],
     )
 
 

@@ -10,6 +10,7 @@ backend failing to answer at all: reported as CRASH and TIMEOUT, not FAIL.
 
 from __future__ import annotations
 
+import copy
 import re
 import textwrap
 import unittest
@@ -265,7 +266,11 @@ class BackendCrash(Exception):
     """The backend raised, died or became unusable instead of answering (status crash)."""
 
     def __init__(self, message: str, snapshot: FailureSnapshot | None = None):
-        self.trace: list[CallRecord] = list(snapshot.trace) if snapshot is not None else []
+        # Each record as it stands now: a call that never returned is recorded so, even
+        # once the released backend makes its abandoned thread raise.
+        self.trace: list[CallRecord] = (
+            [copy.copy(r) for r in snapshot.trace] if snapshot is not None else []
+        )
         self.history = test_calls(snapshot) if snapshot is not None else []
         self.backend = backend_facts(snapshot)
         super().__init__(message)

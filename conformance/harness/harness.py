@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import threading
 import time
+import unittest
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -152,6 +153,9 @@ class Harness:
             on_hang=self._charge_hang,
             hung=run.hang if run is not None else None,
         )
+        self.more_failures: list[BaseException] = []
+        """Failures met besides the one a call raised: a second look that hung or crashed
+        (the first reading stands and is raised; ``Suite`` reports these beside it)."""
         self.ledger = Ledger()
         """What this harness made and wrote (released at close, undone by a reset)."""
         self.triage = Triage(
@@ -169,9 +173,15 @@ class Harness:
             lambda: self.ledger.streams,
             self.null_stream_usable,
             lambda: frozenset(g for g in self.model.gate_ids() if not self.gate_is_open(g)),
+            self.more_failures.append,
         )
         self.release_problems: list[str] = []
-        """The clean-up calls at close that did not succeed (``teardown.py``)."""
+        """The clean-up calls at close that were not made or did not succeed
+        (``teardown.py``)."""
+        self._released = False
+        self.stage: str | None = None
+        """What the suite is doing when it is not running the test's own steps (its
+        clean-up, its reset): said beside each call in the failure's C form."""
         self.last_steps: dict[int, Step] = {}
         """Per host thread: its latest call as the model judged it, while ``call`` had not
         yet returned or raised (replay prints what the model allowed)."""
@@ -208,6 +218,8 @@ class Harness:
         if self.model.masks:
             self.triage.decline_if_masked(name, thread, args, self.lock)
         label = self.model.render(name, args)
+        if self.stage is not None:
+            label = f"{label} /* {self.stage} */"
         hung = self.backend.would_hang(name, args)
         if hung is not None:
             self._decline_hung(hung, label)  # it would hang again: not made
@@ -231,6 +243,7 @@ class Harness:
                 read_back=lambda r: self.backend.read_back(r.address, r.count, thread),
                 opened=self.stream_gates.tell_model(result.gates_open),
                 setup=self._in_setup.get(thread, False),
+                note=self.stage,
             )
             self.last_steps[thread] = step
             set_aside, self.model.set_aside = self.model.set_aside, []
@@ -533,14 +546,41 @@ class Harness:
         return snapshot(self)
 
     # -- teardown -------------------------------------------------------------------
-    def close(self) -> None:
+    def release(self) -> BaseException | None:
         """Leave the backend clean for the next test (``teardown.release``): open gates,
-        drain, free what the test made; then let go of its workers and records."""
+        drain, free what the test made, every call judged as a test's is.  The failure
+        the clean-up met (a hang, a crash, an answer the profile does not allow), or None;
+        the calls that were not made or were refused as allowed are in
+        :attr:`release_problems`.  Once per harness: a second call returns None."""
+        if self._released:
+            return None
+        self._released = True
         self.backend.stop_releasing()
+        if self.backend.poisoned:
+            return None  # the failure that poisoned it was raised where it happened
+        # A machine sets aside a masked requirement broken again; the clean-up goes on
+        # past it too (a declined clean-up call is a problem, not the test's end).
+        self.continue_past_masked = True
+        self.stage = "the suite's clean-up after the test"
         try:
             self.release_problems = teardown.release(
-                self.backend, self.stream_gates, self.ledger, self.model
+                lambda name, args: self.call(name, **args),
+                self.open_stream_gate,
+                self.stream_gates,
+                self.ledger,
+                self.model,
             )
+        except Exception as exc:  # the clean-up's failure: the caller raises it
+            return exc
+        except unittest.SkipTest as exc:  # an expected or known failure met in clean-up
+            return exc
+        return None
+
+    def close(self) -> None:
+        """Let go of the harness's workers and records (after :meth:`release`, which this
+        makes first if it was not made: its failure is then not raised)."""
+        try:
+            self.release()
         finally:
             self.backend.close()
             # The adapter lives on into the next test: let go of this test's records (a

@@ -20,26 +20,27 @@ used and released its streams, events, registrations and buffers.  Then the rese
 Only what may have changed is rewritten: an example that wrote four bytes of a 16 MiB
 variable costs a four-byte rewrite, and one that wrote nothing costs one aclrtSetDevice.
 
-The calls go to the adapter itself, not through a harness or the trace: they are the
-suite's own, never judged against a requirement and never part of a counterexample.  A
-call that fails, raises or does not answer, a read-back that differs, or bytes that must
+The calls go through the harness's one judged path (``Harness.call``), as a test's do:
+a call that does not answer is a hang charged to the requirement its success stands
+for, one that raises is a crash, an answer the profile does not allow (a read-back that
+differs from the rewrite included) is a failure, each the test's own, and the backend
+is dropped.  A call the run declines, a refusal the profile allows, or bytes that must
 be rewritten but were never read from this backend: the reset fails, with one line that
 says why, and the suite starts a fresh backend for the next harness.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 
-from acl_conformance.adapters.base import Adapter
-from acl_conformance.adapters.base import CallTimeout
 from acl_conformance.adapters.base import FixtureVariable
-from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import H2D
+from acl_conformance.reference_impl.record import CallRecord
 
+from .failure import Declined
 from .ledger import Ledger
+from .teardown import Call
 from .variables import SPARE
 
 Ranges = dict[tuple[int, str], list[tuple[int, int]]]
@@ -100,95 +101,86 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def restore(
-    adapter: Adapter,
+    call: Call,
     fixtures: Mapping[str, FixtureVariable],
     initial: Mapping[tuple[int, str], bytes],
     ranges: Ranges,
-) -> list[int]:
-    """Rewrite ``ranges`` with the ``initial`` bytes, read them back and compare, then
-    make device 0 current; in the calling thread.  The devices it made current, one per
-    successful aclrtSetDevice (each holds a reference a later reset has to drop).  Raises
-    ResetFailed."""
+) -> None:
+    """Rewrite ``ranges`` with the ``initial`` bytes and read them back, then make device 0
+    current; every call through ``call``, the harness's judged path (``Harness.call``): a
+    read-back that differs from what was rewritten is the model's to charge, a hang, a
+    crash or an answer the profile does not allow is raised as the test's own.  Raises
+    ResetFailed when the reset cannot be made (bytes never read from this backend, a call
+    declined or refused with a code the profile allows)."""
     missing = [f"{name} on device {d}" for d, name in sorted(ranges) if (d, name) not in initial]
     if missing:
         raise ResetFailed(
             f"{', '.join(missing)} may have been written but was never read from this backend"
         )
-    made_current: list[int] = []
     try:
         if ranges:
-            _rewrite(adapter, fixtures, initial, ranges, made_current)
-        _ok(adapter.set_device(0), "aclrtSetDevice(0)")
-        made_current.append(0)
-        return made_current
-    except ResetFailed:
-        raise
-    except CallTimeout as exc:
-        raise ResetFailed(f"a call did not answer: {exc}") from None
-    except Exception as exc:  # the backend raised instead of answering
-        raise ResetFailed(f"a call raised {type(exc).__name__}: {exc}") from None
+            _rewrite(call, fixtures, initial, ranges)
+        _ok(call("set_device", {"device_id": 0}), "aclrtSetDevice(0)")
+    except Declined as exc:
+        raise ResetFailed(f"a call was not made: {exc}") from None
 
 
 def _rewrite(
-    adapter: Adapter,
+    call: Call,
     fixtures: Mapping[str, FixtureVariable],
     initial: Mapping[tuple[int, str], bytes],
     ranges: Ranges,
-    made_current: list[int],
 ) -> None:
     size = max(hi - lo for spans in ranges.values() for lo, hi in spans)
-    code, src = adapter.malloc_pageable(size)
-    _ok(code, f"malloc({size})")
+    r = call("malloc_pageable", {"size": size})
+    _ok(r, f"malloc({size})")
+    src = int(r["ptr"])
     # dstMax a little above the largest count: a backend wrong at dstMax == count is
     # caught by FROMSYMBOL-DSTMAX's own tests, not here (where it would undecide others)
-    code, dst = adapter.malloc_pageable(size + SPARE)
-    if code != ACL_SUCCESS:
-        adapter.free_pageable(src)
-        _ok(code, f"malloc({size + SPARE})")
-    try:
-        for device in sorted({d for d, _ in ranges}):
-            _ok(adapter.set_device(device), f"aclrtSetDevice({device})")
-            made_current.append(device)
-            for (d, name), spans in sorted(ranges.items()):
-                if d != device:
-                    continue
-                f = fixtures[name]
-                for lo, hi in spans:
-                    want = initial[(d, name)][lo:hi]
-                    where = f"{name}[{lo}:{hi}] on device {d}"
-                    _ok(adapter.write_host(src, want), f"filling the source of {where}")
-                    _ok(
-                        adapter.memcpy_to_symbol(f.address, src, hi - lo, lo, H2D),
-                        f"aclrtMemcpyToSymbol rewriting {where}",
-                    )
-                    # Other bytes first: a read that writes nothing cannot pass.
-                    _ok(adapter.write_host(dst, want.translate(_INVERT)), "clearing the read")
-                    _ok(
-                        adapter.memcpy_from_symbol(dst, size + SPARE, f.address, hi - lo, lo, D2H),
-                        f"aclrtMemcpyFromSymbol reading back {where}",
-                    )
-                    code, got = adapter.read_host(dst, hi - lo)
-                    _ok(code, f"reading back {where}")
-                    if bytes(got) != want:
-                        bad = next(
-                            (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
-                            min(len(got), len(want)),
-                        )
-                        raise ResetFailed(
-                            f"{where} reads back {bytes(got[bad : bad + 8]).hex()} at byte "
-                            f"{lo + bad} after it was rewritten with {want[bad : bad + 8].hex()}"
-                        )
-    except BaseException:
-        # The backend is dropped now; free what it still can, but the error that failed
-        # the reset is the one to report.
-        for p in (src, dst):
-            with contextlib.suppress(Exception):
-                adapter.free_pageable(p)
-        raise
+    r = call("malloc_pageable", {"size": size + SPARE})
+    if not r.ok:
+        call("free_pageable", {"ptr": src})
+        _ok(r, f"malloc({size + SPARE})")
+    dst = int(r["ptr"])
+    for device in sorted({d for d, _ in ranges}):
+        _ok(call("set_device", {"device_id": device}), f"aclrtSetDevice({device})")
+        for (d, name), spans in sorted(ranges.items()):
+            if d != device:
+                continue
+            f = fixtures[name]
+            for lo, hi in spans:
+                want = initial[(d, name)][lo:hi]
+                where = f"{name}[{lo}:{hi}] on device {d}"
+                _ok(
+                    call("write_host", {"dst": src, "data": want}), f"filling the source of {where}"
+                )
+                rewrite = {
+                    "symbol": f.address,
+                    "src": src,
+                    "count": hi - lo,
+                    "offset": lo,
+                    "kind": H2D,
+                }
+                _ok(call("memcpy_to_symbol", rewrite), f"aclrtMemcpyToSymbol rewriting {where}")
+                # Other bytes first: a read that writes nothing cannot pass.
+                _ok(
+                    call("write_host", {"dst": dst, "data": want.translate(_INVERT)}),
+                    "clearing the read",
+                )
+                # The model judges the bytes read back against the rewrite.
+                read = {
+                    "dst": dst,
+                    "dst_max": size + SPARE,
+                    "symbol": f.address,
+                    "count": hi - lo,
+                    "offset": lo,
+                    "kind": D2H,
+                }
+                _ok(call("memcpy_from_symbol", read), f"aclrtMemcpyFromSymbol reading back {where}")
     for p in (src, dst):
-        _ok(adapter.free_pageable(p), "free")
+        _ok(call("free_pageable", {"ptr": p}), "free")
 
 
-def _ok(code: int, what: str) -> None:
-    if code != ACL_SUCCESS:
-        raise ResetFailed(f"{what} returned {code}")
+def _ok(r: CallRecord, what: str) -> None:
+    if not r.ok:
+        raise ResetFailed(f"{what} returned {r.code}")

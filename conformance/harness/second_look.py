@@ -48,6 +48,7 @@ class SecondLook:
         streams: Callable[[], list[int]],
         default_stream: bool,
         closed_gates: Callable[[], frozenset[int]] = frozenset,
+        on_lost: Callable[[BackendCrash], None] | None = None,
     ) -> None:
         """``streams``: the streams the test made and still holds; ``closed_gates``: the
         stream gates closed now."""
@@ -58,6 +59,7 @@ class SecondLook:
         self._streams = streams
         self._default_stream = default_stream
         self._closed_gates = closed_gates
+        self._on_lost = on_lost
 
     def charge(
         self, name: str, args: dict[str, Any], thread: int, violations: list[Violation]
@@ -96,8 +98,12 @@ class SecondLook:
                 return self._late_or_lost(v, thread)
             if partial:
                 return self._read_or_bytes(v, thread)
-        except BackendCrash:
-            pass  # the backend cannot take a second look: the first reading stands
+        except BackendCrash as exc:
+            # The backend cannot take a second look: the first reading stands, and the
+            # hang or crash of the second look is a failure of its own (charged as a test's
+            # call's would be), reported beside it.
+            if self._on_lost is not None:
+                self._on_lost(exc)
         return v
 
     def _whole(self, args: dict[str, Any], var: str) -> bool:

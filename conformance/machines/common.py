@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +61,10 @@ class HarnessMachine(RuleBasedStateMachine):
         self.read_buffers = 0
 
     def teardown(self) -> None:
-        self._cm.__exit__(None, None, None)
+        # Hypothesis calls teardown in a ``finally``: a rule's failure in flight is handed
+        # on, so that the clean-up's own failure is raised only after an example that
+        # ended without one (``Suite.harness``).
+        self._cm.__exit__(*sys.exc_info())
 
     def unique(self, n: int) -> bytes:
         """n bytes that no other write of this run carries."""

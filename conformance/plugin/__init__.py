@@ -38,6 +38,7 @@ from .reporting import pytest_runtest_makereport
 from .runtest import acl_suite
 from .runtest import fresh_harness
 from .runtest import harness
+from .runtest import pytest_pyfunc_call
 from .runtest import pytest_runtest_protocol
 from .runtest import pytest_runtest_setup
 from .runtest import pytest_runtest_teardown
@@ -52,6 +53,7 @@ __all__ = [
     "pytest_cmdline_main",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_pyfunc_call",
     "pytest_report_header",
     "pytest_runtest_call",
     "pytest_runtest_makereport",

@@ -67,6 +67,45 @@ def pytest_runtest_makereport(
     report = yield
     if not shared.is_suite_item(item) or call.when != "call":
         return report
+    report = _call_report(item, call, report)
+    more = _more_failures(item)
+    if more:
+        report.user_properties.append(("acl_more_failures", more))
+    return report
+
+
+def _more_failures(item: pytest.Item) -> list[dict[str, Any]]:
+    """The failures the test's harnesses met in their clean-up or second looks besides the
+    one its call raised (``Suite.cleanup_failures``), as failure records: none is lost
+    behind the one pytest reports."""
+    suite = item.config.stash[shared.SUITE]
+    pending, suite.cleanup_failures[:] = list(suite.cleanup_failures), []
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for exc in pending:
+        expected: str | None = None
+        same_as: str | None = None
+        failure: BaseException | None = exc
+        if isinstance(exc, Declined):
+            continue  # a step not taken: no failure of the backend
+        if isinstance(exc, ExpectedFailure):
+            failure, expected = exc.failure, exc.key
+        elif isinstance(exc, KnownFailure):
+            failure, same_as = exc.failure, exc.owner
+        elif isinstance(exc, BackendTimeout) and exc.owner is not None:
+            same_as = exc.owner
+        identity = str(getattr(failure, "identity", None) or failure)
+        if failure is None or identity in seen:
+            continue
+        seen.add(identity)
+        out.append(_failure_record(item, failure, expected, same_as))
+    return out
+
+
+def _call_report(
+    item: pytest.Item, call: pytest.CallInfo[Any], report: pytest.TestReport
+) -> pytest.TestReport:
+    """The call report of a suite test in the suite's words (status, failure record)."""
     suite = item.config.stash[shared.SUITE]
     report.user_properties.append(("tally", suite.tally.to_json()))
     report.user_properties.append(("masks", sorted(suite.masks)))

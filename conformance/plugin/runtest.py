@@ -4,6 +4,8 @@ its teardown, and the fixtures the suite's tests use."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from collections.abc import Generator
 from collections.abc import Iterator
 
 import pytest
@@ -92,15 +94,65 @@ def acl_suite(pytestconfig: pytest.Config) -> context.Suite:
     return pytestconfig.stash[shared.SUITE]
 
 
+_OPEN = pytest.StashKey[list[Callable[[bool], None]]]()
+"""On a test: how to close each harness its fixtures handed out (``True``: its call
+failed)."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """A test function that returned: its harnesses are cleaned up now, inside its call,
+    so that a hang, crash or wrong answer of the clean-up (``Harness.release``) is the
+    test's own failure, reported as any of its calls' would be."""
+    try:
+        result = yield
+    except BaseException:
+        # Closed within the call all the same, quietly: the test's own failure is the one
+        # raised, a failure of the clean-up is added to its report (``Suite.cleanup_failures``).
+        for close in pyfunc_call_closers(pyfuncitem):
+            close(True)
+        raise
+    for close in pyfunc_call_closers(pyfuncitem):
+        close(False)
+    return result
+
+
+def pyfunc_call_closers(item: pytest.Item) -> list[Callable[[bool], None]]:
+    """The closers of the harnesses ``item``'s fixtures handed out and not yet closed."""
+    closers = item.stash.get(_OPEN, [])
+    item.stash[_OPEN] = []
+    return closers
+
+
+def _handed_out(
+    request: pytest.FixtureRequest, suite: context.Suite, fresh: bool
+) -> Iterator[Harness]:
+    """A harness for a test function: closed at the end of its call when it returned
+    (its clean-up's failure is the test's), else at teardown (quietly: the test's own
+    failure is the one reported)."""
+    h = suite.open_harness(fresh)
+    closed = False
+
+    def close(body_failed: bool) -> None:
+        nonlocal closed
+        if not closed:
+            closed = True
+            suite.close_harness(h, body_failed=body_failed)
+
+    request.node.stash.setdefault(_OPEN, []).append(close)
+    try:
+        yield h
+    finally:
+        close(True)
+
+
 @pytest.fixture
-def harness(acl_suite: context.Suite) -> Iterator[Harness]:
+def harness(acl_suite: context.Suite, request: pytest.FixtureRequest) -> Iterator[Harness]:
     """A harness over the shared backend, cleaned up after the test."""
-    with acl_suite.harness() as h:
-        yield h
+    yield from _handed_out(request, acl_suite, fresh=False)
 
 
 @pytest.fixture
-def fresh_harness(acl_suite: context.Suite) -> Iterator[Harness]:
+def fresh_harness(acl_suite: context.Suite, request: pytest.FixtureRequest) -> Iterator[Harness]:
     """A harness over a backend of its own (for device resets and other global state)."""
-    with acl_suite.harness(fresh=True) as h:
-        yield h
+    yield from _handed_out(request, acl_suite, fresh=True)

@@ -194,7 +194,11 @@ def _listing(listing: Expectations) -> dict[str, Any]:
 
 def _instances(suite: context.Suite) -> dict[str, Any]:
     return results.instances(
-        suite.instances_started, suite.recovered, suite.reset_failures, suite.recovered_failures
+        suite.instances_started,
+        suite.recovered,
+        suite.reset_failures,
+        suite.recovered_failures,
+        suite.restarts_listed,
     )
 
 

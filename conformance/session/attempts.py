@@ -172,7 +172,12 @@ def merge(runs: list[list[pytest.TestReport]]) -> list[pytest.TestReport]:
     base = copy.copy(failed[0] if failed else xfailed[0] if xfailed else calls[-1])
     last = props(calls[-1])
     tally = Tally.total(Tally.from_json(props(c).get("tally")) for c in calls)
-    failures = [f for c in calls if isinstance(f := props(c).get("acl_failure"), dict)]
+    failures = [
+        f
+        for c in calls
+        for f in [props(c).get("acl_failure"), *(props(c).get("acl_more_failures") or [])]
+        if isinstance(f, dict)
+    ]
     kept = [(k, v) for k, v in base.user_properties if k not in _MERGED]
     base.user_properties = [
         *kept,
@@ -199,6 +204,7 @@ _MERGED = {
     "last_status",
     "declined_by",
     "last_message",
+    "acl_more_failures",
 }
 
 

@@ -31,6 +31,7 @@ import contextlib
 import copy
 import os
 import threading
+import unittest
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -164,6 +165,17 @@ class Suite:
     _rechecking: bool = False
     _served: int = 0
     """Harnesses the shared instance has served."""
+    restarts_listed: list[dict[str, Any]] = field(default_factory=list)
+    """Each restart after a failure, in order: why (a reason of :data:`REASONS`), the test,
+    the call that caused it, the requirement its failure is charged to, and whether that
+    failure was charged to the test (``results.instances``)."""
+    cleanup_failures: list[BaseException] = field(default_factory=list)
+    """Failures of a harness's clean-up or reset met after its test had already failed:
+    the test's report adds them to its own failure (``plugin/reporting.py``), so that none
+    is lost behind the one pytest reports."""
+    _open: dict[int, tuple[bool, str]] = field(default_factory=dict)
+    """Harnesses handed out and not yet closed: id -> (on an instance of its own, the
+    isolation when it was opened)."""
     _initial: dict[tuple[int, str], bytes] = field(default_factory=dict)
     """(device, variable) -> the bytes first read there from the shared instance."""
     _why: str = START
@@ -291,11 +303,21 @@ class Suite:
         if self._adapter is not None and self.isolation() == "test":
             self.discard(restart=False, reason=ISOLATION_TEST)
 
-    def discard(self, restart: bool = True, reason: str = CRASH) -> None:
+    def discard(
+        self,
+        restart: bool = True,
+        reason: str = CRASH,
+        cause: BaseException | str | None = None,
+        charged: bool = False,
+    ) -> None:
         """Drop the adapter (it hung or crashed; or its isolation ends); the next test gets
         a fresh one, counted under ``reason``.  ``restart``: count it as a restart after a
-        failure."""
+        failure, listed in :attr:`restarts_listed` with its ``cause`` (the backend's failure, or
+        why the suite could not go on with the instance) and whether that failure was
+        ``charged`` to a test."""
         with self._lock:
+            if self._adapter is not None and restart:
+                self.restarts_listed.append(_restart(reason, cause, charged))
             if self._adapter is not None:
                 try:
                     self._close(self._adapter)
@@ -347,13 +369,33 @@ class Suite:
     @contextmanager
     def harness(self, fresh: bool = False) -> Iterator[Harness]:
         """A harness over the shared adapter, or over a fresh one (``fresh``) for tests that
-        need the backend's whole state pristine (device resets)."""
+        need the backend's whole state pristine (device resets).  A failure of the clean-up
+        after the block (a hang, a crash, a wrong answer: ``Harness.release``) is raised
+        when the block itself ended without one."""
+        h = self.open_harness(fresh)
+        failed = False
+        try:
+            # One example of a Hypothesis test (``with suite.harness() as h``) stopped at a
+            # masked step: it checked what it could; the test goes on with the next.
+            with contextlib.suppress(Declined):
+                try:
+                    yield h
+                except Declined:
+                    raise
+                except BaseException:
+                    failed = True
+                    raise
+        finally:
+            self.close_harness(h, body_failed=failed)
+
+    def open_harness(self, fresh: bool = False) -> Harness:
+        """A harness (see :meth:`harness`); give it back with :meth:`close_harness`."""
         sticky = self._sticky
         if sticky is not None and sticky[0] == _current_test():
             raise copy.copy(sticky[1])
         mode = self.isolation()
         reason = self._why_own_instance(fresh, mode)
-        fresh = reason is not None
+        own = reason is not None
         reused = False
         if reason is not None:
             adapter = self.new_adapter(reason)
@@ -375,33 +417,65 @@ class Suite:
         h.model.assume_initialized()  # the adapter was initialised (aclInit) once
         h.model.assume_references(adapter.references())  # from the harnesses it served
         h.on_failure = self.on_failure
+        self._open[id(h)] = (own, mode)
         try:
             with h.setup():
                 h.call("set_device", device_id=0)
-            # One example of a Hypothesis test (``with suite.harness() as h``) stopped at a
-            # masked step: it checked what it could; the test goes on with the next.
-            with contextlib.suppress(Declined):
-                yield h
+        except BaseException:
+            self.close_harness(h, body_failed=True)
+            raise
+        return h
+
+    def close_harness(self, h: Harness, *, body_failed: bool) -> None:
+        """Clean up after harness ``h`` (``Harness.release``; under isolation ``reset`` the
+        reset, ``reset.py``), both judged as a test's calls are, and let it go.  The
+        clean-up's failure is raised unless ``body_failed`` (the test already failed: its
+        own failure is the one reported; the backend is dropped all the same)."""
+        opened = self._open.pop(id(h), None)
+        if opened is None:
+            return  # closed already
+        own, mode = opened
+        adapter = h.adapter
+        failure: BaseException | None = None
+        try:
+            failure = h.release()
+            if (
+                failure is None
+                and not own
+                and not h.poisoned
+                and adapter is self._adapter
+                and mode == "reset"
+            ):
+                failure = self._reset(h)
         finally:
             h.close()
+            self.cleanup_failures += h.more_failures
             if h.poison_error is not None and _current_test():
                 self._sticky = (_current_test(), h.poison_error)
-            if fresh:
+            if own:
                 self._close(adapter)
             elif h.poisoned:
                 timeout = isinstance(h.poison_error, BackendTimeout)
-                self.discard(reason=TIMEOUT if timeout else CRASH)
+                self.discard(
+                    reason=TIMEOUT if timeout else CRASH, cause=h.poison_error, charged=True
+                )
             elif adapter is self._adapter:
                 self._served += 1
-                if mode == "reset":
-                    self._reset(adapter, h)
-                else:
+                if failure is not None:
+                    # A wrong answer in the clean-up: the instance is not trusted to be clean.
+                    self.discard(reason=FAILED_RESET, cause=failure, charged=True)
+                elif mode != "reset":
                     for key, data in h.first_reads.items():
                         self._initial.setdefault(key, data)
+        if failure is not None:
+            if not body_failed:
+                raise failure
+            self.cleanup_failures.append(failure)
 
-    def _reset(self, adapter: Traced, h: Harness) -> None:
-        """Bring the shared instance back to the known state after ``h`` (``reset.py``), or
-        drop it (counting the next one as :data:`FAILED_RESET`)."""
+    def _reset(self, h: Harness) -> BaseException | None:
+        """Bring the shared instance back to the known state after ``h`` (``reset.py``),
+        through ``h``'s judged path; the failure a call of it met, or None.  A reset that
+        cannot be made drops the instance (the next one counted as :data:`FAILED_RESET`)."""
         # What the harness read first must be what the first harness read there: the
         # resets before it restored every byte a copy wrote, and nothing else may change.
         moved = [
@@ -410,6 +484,7 @@ class Suite:
             if self._initial.setdefault((d, name), data) != data
         ]
         problem = "; ".join(h.release_problems[:3])
+        failure: BaseException | None = None
         if moved:
             problem = (
                 f"{', '.join(moved)} held other bytes when the harness first read it than "
@@ -419,26 +494,19 @@ class Suite:
             problem = f"the clean-up after the harness failed: {problem}"
         else:
             ranges = reset.plan(h.ledger, h.fixtures)
-
-            def job() -> None:
-                # Past the trace: the references its aclrtSetDevice calls take are counted
-                # apart, so that a later harness's model knows the resets it takes to end a
-                # device's context.
-                made_current = reset.restore(adapter.inner, h.fixtures, self._initial, ranges)
-                adapter.add_references(made_current)
-
+            h.stage = "the suite's reset of the backend for the next test"
             try:
-                if adapter.calls_may_hang:
-                    self._bounded(adapter, "resetting the backend", job)
-                else:
-                    job()
+                reset.restore(
+                    lambda name, args: h.call(name, **args), h.fixtures, self._initial, ranges
+                )
             except reset.ResetFailed as exc:
                 problem = str(exc)
-            except BackendTimeout as exc:
-                problem = str(exc)
+            except (Exception, unittest.SkipTest) as exc:  # judged: a hang, crash or failure
+                failure = exc
         if problem:
             self.reset_failures.append(problem)
-            self.discard(reason=FAILED_RESET)
+            self.discard(reason=FAILED_RESET, cause=problem)
+        return failure
 
     def close(self) -> str | None:
         """aclFinalize and release the shared backend, each within the call timeout;
@@ -454,6 +522,26 @@ class Suite:
             except Exception as exc:
                 problems.append(str(exc) if isinstance(exc, BackendCrash) else repr(exc))
         return "; ".join(problems) or None
+
+
+def _restart(reason: str, cause: BaseException | str | None, charged: bool) -> dict[str, Any]:
+    """One restart as the results document lists it (``results.instances``)."""
+    text = str(cause) if cause is not None else ""
+    return {
+        "reason": reason,
+        "test": _current_test(),
+        "why": text.strip().splitlines()[0][:300] if text.strip() else "",
+        "call": getattr(cause, "call", None) or _failed_call(cause),
+        "requirement": getattr(cause, "requirement", None),
+        "charged": charged,
+    }
+
+
+def _failed_call(cause: BaseException | str | None) -> str | None:
+    """The call a failure names (its first violation's), if any."""
+    violations = getattr(cause, "violations", None)
+    call = violations[0].call if violations else None
+    return call.label if call is not None else None
 
 
 def _current_test() -> str:

@@ -47,8 +47,12 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
     interrupted = results.get("interrupted") or None
     shard = results.get("shard") or None
     verdict, reasons = aggregate.verdict(
-        rows, interrupted, f"{shard['index']}/{shard['count']}" if shard else None
+        rows,
+        interrupted,
+        f"{shard['index']}/{shard['count']}" if shard else None,
+        aggregate.run_declined(results),
     )
+    declined = aggregate.declined_tests(results["results"])
     caps = results.get("capabilities") or {}
     seed = results.get("seed")
     return {
@@ -82,12 +86,16 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
             "shard": {"index": shard["index"], "count": shard["count"]} if shard else None,
             "shards": _shards(results),
         },
-        "summary": aggregate.summary(rows),
+        "summary": {
+            **aggregate.summary(rows),
+            "tests_declined": declined["tests"],
+            "tests_run": declined["of"],
+        },
         "requirements": rows,
         "masking": aggregate.masking(results),
         "expectations": gate,
         "verdict": verdict,
-        "verdict_headline": aggregate.headline(verdict, rows, bool(interrupted)),
+        "verdict_headline": aggregate.headline(verdict, rows, bool(interrupted), declined),
         "verdict_reasons": reasons,
         "advisories": aggregate.advisories(rows),
         "gate": {"result": gate["result"], "reasons": gate["reasons"]},

@@ -175,6 +175,10 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         mine = [(t, f) for (t, f), c in zip(failures, charged, strict=True) if c == rid]
         checks = ev.checks.get(rid, 0)
         status, reason = _status(rid, carriers, mine, checks)
+        declined = declined_tests(carriers)
+        if status is Status.PASS and too_many_declined(declined):
+            # Declined is never passed: too little of it was checked to vouch for it.
+            status, reason = Status.UNKNOWN, _declined_text(declined, "of its tests")
         if results.get("interrupted") and status in UNDECIDED_WHEN_STOPPED:
             missing = unreached.get(rid) if unreached is not None else None
             if missing is None or missing:
@@ -194,6 +198,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "outcomes": _outcomes(rid, ev),
                 "masked": _masked(carriers, tallies),
                 "failures": len(mine),
+                "declined": declined,
                 "tests": [
                     {
                         "nodeid": t["suite_id"],
@@ -214,6 +219,58 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+DECLINED_SHARE = 1 / 3
+"""The share of tests that may be declined (a step not taken: a masked requirement at
+stake, or a call in a situation that hung earlier in the run) before what they were to
+check is not vouched for: a requirement more than this share of whose tests that ran were
+declined is ``unknown`` (as is one all of whose tests were), and a run more than this share
+of whose tests were declined is not conformant and fails the gate."""
+
+
+def declined_tests(tests: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of ``tests``, those that ran and those of them that were declined: ``{"tests": N,
+    "of": M, "by": {the requirement or hang each cites: count}, "first": the first one's
+    reason}``."""
+    ran = [t for t in tests if t["status"] not in (Status.SKIPPED, Status.NOT_SUPPORTED)]
+    declined = [t for t in ran if t["status"] == Status.DECLINED]
+    by: dict[str, int] = {}
+    for t in declined:
+        key = str(t.get("declined_by") or "a step not taken")
+        by[key] = by.get(key, 0) + 1
+    first = next((t for t in declined), None)
+    return {
+        "tests": len(declined),
+        "of": len(ran),
+        "by": dict(sorted(by.items())),
+        "first": (
+            f"{first['suite_id']}: {str(first.get('skip_reason') or '').splitlines()[0][:300]}"
+            if first is not None and first.get("skip_reason")
+            else (first["suite_id"] if first is not None else None)
+        ),
+    }
+
+
+def too_many_declined(declined: dict[str, Any]) -> bool:
+    """More than :data:`DECLINED_SHARE` of the tests that ran were declined (or all were)."""
+    n, of = int(declined["tests"]), int(declined["of"])
+    return n > 0 and (n == of or n > DECLINED_SHARE * of)
+
+
+def _declined_text(declined: dict[str, Any], what: str) -> str:
+    by = ", ".join(f"{k} {v}" for k, v in declined["by"].items())
+    return (
+        f"{declined['tests']} of {declined['of']} {what} were declined (steps not taken, citing "
+        f"{by}), more than a third: too little was checked to vouch for it; first: "
+        f"{declined['first']}"
+    )
+
+
+def run_declined(results: dict[str, Any]) -> str | None:
+    """Why a run that declined too many of its tests vouches for nothing, or None."""
+    declined = declined_tests(results["results"])
+    return _declined_text(declined, "the run's tests") if too_many_declined(declined) else None
 
 
 def _status(
@@ -503,6 +560,9 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
         reasons.append("no requirement was checked")
     if results.get("interrupted"):
         reasons.append(f"the run did not reach its end: stopped, {results['interrupted']}")
+    too_many = run_declined(results)
+    if too_many:
+        reasons.append(too_many)
     return {
         "result": "fail" if reasons else "pass",
         "reasons": reasons,
@@ -524,7 +584,10 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def verdict(
-    rows: list[dict[str, Any]], interrupted: str | None = None, shard: str | None = None
+    rows: list[dict[str, Any]],
+    interrupted: str | None = None,
+    shard: str | None = None,
+    declined: str | None = None,
 ) -> tuple[str, list[str]]:
     """The conformance verdict: ('conformant' | 'not conformant', the reasons).  Every MUST
     of the profile must pass (or be not supported: a capability the backend declares it
@@ -546,6 +609,9 @@ def verdict(
     if interrupted:
         # What a stopped run did not reach was not checked: never a pass.
         reasons.append(f"the run did not reach its end: stopped, {interrupted}")
+    if declined:
+        # Declined is never passed (``run_declined``).
+        reasons.append(declined)
     if shard:
         # Part of the suite vouches for nothing: the verdict is the merged shards'.
         reasons.append(
@@ -564,10 +630,18 @@ def advisories(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def headline(verdict_text: str, rows: list[dict[str, Any]], interrupted: bool = False) -> str:
-    """``NOT CONFORMANT (2 expected failures)``, ``NOT CONFORMANT (interrupted)`` and the like."""
+def headline(
+    verdict_text: str,
+    rows: list[dict[str, Any]],
+    interrupted: bool = False,
+    declined: dict[str, Any] | None = None,
+) -> str:
+    """``NOT CONFORMANT (2 expected failures)``, ``NOT CONFORMANT (interrupted)``,
+    ``CONFORMANT (3 of 623 tests declined)`` and the like."""
     n = sum(1 for r in rows if r["level"] == "MUST" and r["status"] == Status.XFAIL)
     notes = [f"{n} expected failure{'s' if n != 1 else ''}"] if n else []
+    if declined and declined["tests"]:
+        notes.append(f"{declined['tests']} of {declined['of']} tests declined")
     if interrupted:
         notes.insert(0, "interrupted")
     return verdict_text.upper() + (f" ({', '.join(notes)})" if notes else "")

@@ -24,6 +24,13 @@ def evidence_lines(r: dict[str, Any]) -> list[str]:
                 "allowed but never seen in this run (the pass does not rest on them): "
                 + "; ".join(o["not_seen"])
             )
+    d = r.get("declined")
+    if d and d.get("tests"):
+        by = ", ".join(f"{k} {v}" for k, v in (d.get("by") or {}).items())
+        out.append(
+            f"{d['tests']} of the {d['of']} tests of it that ran were declined (steps not taken, "
+            f"citing {by}); first: {d.get('first')}"
+        )
     for m in r.get("masked") or []:
         out.append(
             f"{m['tests']} of its tests ran with {m['requirement']} masked: "

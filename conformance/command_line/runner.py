@@ -443,6 +443,9 @@ def _evidence_note(r: dict[str, Any]) -> str:
     o = r.get("outcomes")
     if o and o["not_seen"]:
         notes.append(f"never seen: {'; '.join(o['not_seen'])}")
+    d = r.get("declined")
+    if d and d.get("tests") and r["status"] != Status.UNKNOWN:
+        notes.append(f"declined {d['tests']} of {d['of']} tests")
     e = r.get("expected_failure")
     if e:
         notes.append(f"expected: {e['key']}")

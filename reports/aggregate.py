@@ -282,13 +282,17 @@ def _status(
     """The status of requirement ``rid`` and, when it is not decided, why."""
     if any(f.get("status") == Status.FAIL and not f.get("expected") for _t, f in mine):
         return Status.FAIL, None
-    hung = [(t, f) for t, f in mine if f.get("status") == Status.TIMEOUT and not f.get("expected")]
-    if hung:
-        t, f = hung[0]
-        return Status.TIMEOUT, f"{_first_line(f)} (in {t['suite_id']})"
     for status in (Status.CRASH, Status.TIMEOUT):
-        # A hang charged to a requirement is that requirement's alone (above); the other
-        # requirements of its test are decided by the attempts that stepped past it.
+        # A call that raised or never returned is charged to the requirement its success
+        # stands for: that requirement's crash or timeout alone; the other requirements of
+        # its test are decided by the attempts that stepped past it (or left unknown).
+        charged = [(t, f) for t, f in mine if f.get("status") == status and not f.get("expected")]
+        if charged:
+            t, f = charged[0]
+            return status, f"{_first_line(f)} (in {t['suite_id']})"
+    for status in (Status.CRASH, Status.TIMEOUT):
+        # A backend that died or hung charged to no requirement (between calls, starting):
+        # every requirement its test carries takes the status.
         hit = [t for t in carriers if t["status"] == status and _uncharged(t, status)]
         if hit:
             what = "died" if status is Status.CRASH else "hung"
@@ -331,10 +335,8 @@ def _status(
 
 def _uncharged(t: dict[str, Any], status: Status) -> bool:
     """Did test ``t`` end in ``status`` with no failure of that status charged to a
-    requirement (a crash, always; a backend that hung starting; a record of an older
+    requirement (a backend that died between calls or hung starting; a record of an older
     suite)?  Then every requirement it carries takes the status."""
-    if status is not Status.TIMEOUT:
-        return True
     mine = [f for f in t.get("failures") or [] if f.get("status") == status]
     return not mine or any(not f.get("requirement") for f in mine)
 

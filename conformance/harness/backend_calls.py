@@ -36,6 +36,9 @@ the run says otherwise (``--acl-call-timeout``): None, a limit that adapts to th
 
 OnHang = Callable[[BackendTimeout, str, int, dict[str, Any]], None]
 """Told of a call that did not return (the failure, the call's name, host thread, args)."""
+OnCrash = Callable[[BackendCrash, str, int, dict[str, Any]], None]
+"""Told of a call that raised instead of answering (the failure, the call's name, host
+thread, args)."""
 
 _C_RANGES = {
     "size_t": (0, SIZE_MAX),
@@ -69,13 +72,16 @@ class BackendCalls:
         release_after: float,
         on_hang: OnHang | None = None,
         hung: Callable[[str], dict[str, str] | None] | None = None,
+        on_crash: OnCrash | None = None,
     ) -> None:
         """``snapshot``: what a failure raised here keeps of the harness; ``call_timeout``:
         a fixed limit in seconds, None for an adaptive one, or the run's own
         (``hangs.CallLimit``); ``on_hang``: told of a call that did not return, before its
         failure is raised; ``hung``: the run's record of a situation that hung
-        (``RunState.hang``)."""
+        (``RunState.hang``); ``on_crash``: told of a call that raised instead of answering,
+        before its failure is raised."""
         self.adapter = adapter
+        self._on_crash = on_crash
         self.limit = (
             call_timeout if isinstance(call_timeout, CallLimit) else CallLimit(call_timeout)
         )
@@ -150,7 +156,11 @@ class BackendCalls:
                 label,
             ) from exc
         except Exception as exc:  # the backend raised instead of answering
-            raise self._poison(BackendCrash, f"{label} raised {type(exc).__name__}: {exc}") from exc
+            err = self._poison(BackendCrash, f"{label} raised {type(exc).__name__}: {exc}")
+            err.call = label
+            if self._on_crash is not None:
+                self._on_crash(err, name, thread, args)
+            raise err from exc
         finally:
             if token is not None:
                 self.releaser.leave(token)

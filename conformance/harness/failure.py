@@ -263,7 +263,37 @@ class Declined(unittest.SkipTest):
 
 
 class BackendCrash(Exception):
-    """The backend raised, died or became unusable instead of answering (status crash)."""
+    """The backend raised, died or became unusable instead of answering (status crash).
+    A call that raised is charged to the requirement its success stands for (as a hang
+    is); a backend that died between calls, or at its start, to none."""
+
+    call: str | None = None
+    """The call that raised, in C form (None: not a call of a harness)."""
+    requirement: str | None = None
+    """The requirement the crash is charged to: the one the call's success stands for."""
+    identity: str | None = None
+    """The failure identity (the requirement and the C function), when charged."""
+
+    def charge_to(
+        self, requirement: str | None, c_function: str, snapshot: FailureSnapshot | None
+    ) -> None:
+        """Charge this crash of :attr:`call` to ``requirement`` (the one the call's success
+        stands for) and say so in the message, for a vendor: the call, what it raised, the
+        spec's sentence, the calls before it."""
+        self.requirement = requirement
+        self.identity = f"{requirement or 'setup'} crashed at {c_function}"
+        profile = snapshot.profile if snapshot is not None else "spec"
+        first = str(self.args[0]) if self.args else ""
+        lines = [
+            f"[{requirement or 'setup'}] the backend crashed: {first}",
+            *_requirement_block(requirement, profile),
+            "  backend: the call raised instead of answering; the suite released the "
+            "backend instance",
+        ]
+        if snapshot is not None:
+            lines += _history(snapshot)
+        lines.append(f"  {self.call};  <- raised")
+        self.args = ("\n".join(lines),)
 
     def __init__(self, message: str, snapshot: FailureSnapshot | None = None):
         # Each record as it stands now: a call that never returned is recorded so, even

@@ -52,6 +52,7 @@ from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Step
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reference_impl import judge
+from acl_conformance.reference_impl.calls import CALLS
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import error_name
@@ -152,6 +153,7 @@ class Harness:
             RELEASE_AFTER,
             on_hang=self._charge_hang,
             hung=run.hang if run is not None else None,
+            on_crash=self._charge_crash,
         )
         self.more_failures: list[BaseException] = []
         """Failures met besides the one a call raised: a second look that hung or crashed
@@ -301,6 +303,26 @@ class Harness:
                     "limit": exc.limit or "",
                 },
             )
+
+    def _success_stands_for(self, name: str, thread: int, args: dict[str, Any]) -> str | None:
+        """The requirement a call's success stands for under the profile (what a hang or a
+        crash of it is charged to), or None when the model cannot say."""
+        try:
+            with self.lock:
+                answers = self.model.preview(name, thread, **args)
+        except Exception:
+            return None
+        success = next((a for a in answers.alternatives if ACL_SUCCESS in a.codes), answers.primary)
+        return success.requirement
+
+    def _charge_crash(
+        self, exc: BackendCrash, name: str, thread: int, args: dict[str, Any]
+    ) -> None:
+        """A call raised instead of answering: charge it, as a hang is, to the requirement
+        its success stands for."""
+        exc.charge_to(
+            self._success_stands_for(name, thread, args), CALLS[name].c_name, self.snapshot()
+        )
 
     def _decline_hung(self, hung: dict[str, str], label: str) -> None:
         """Do not make a call in a situation that hung earlier in the run: decline it, citing

@@ -19,6 +19,7 @@ from . import lifecycle_registration_mutants as lr
 from . import lifecycle_switch_mutants as lc
 from . import lifecycle_timeout_mutants as lt
 from . import mutants as m
+from . import outside_body_mutants as ob
 from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
 
@@ -44,6 +45,9 @@ class Variant:
     hangs: str = ""
     """A call that never returns, in C form: the requirement it breaks must be reported
     ``timeout``, and the report must name that call."""
+    crashes: str = ""
+    """A call that raises instead of answering, in C form: the requirement its success
+    stands for must be reported ``crash``, and the report must name that call."""
     oddity_in: tuple[str, ...] = ()
     """For a legal variant whose oddity only the tests of some requirements meet: those
     requirements (the project's tests run only theirs; selfcheck runs the whole suite)."""
@@ -227,6 +231,45 @@ CATALOGUE: tuple[Variant, ...] = (
         h.EventSyncHangsAfterStreamRecord,
         dict.fromkeys(BOTH, _SYNC),
         hangs="aclrtSynchronizeEvent",
+    ),
+    # bugs the suite meets first in a call it makes for itself (outside_body_mutants.py):
+    # its clean-up after a test, its reset between harnesses, its set-up reads; each is
+    # charged as in a test body
+    Variant(
+        "sync-device-hangs-after-destroy",
+        _doc(ob.SyncDeviceHangsAfterStreamDestroy),
+        ob.SyncDeviceHangsAfterStreamDestroy,
+        dict.fromkeys(BOTH, _SYNC),
+        hangs="aclrtSynchronizeDevice",
+    ),
+    Variant(
+        "free-host-crashes-after-async-copy",
+        _doc(ob.FreeHostCrashesAfterAsyncCopy),
+        ob.FreeHostCrashesAfterAsyncCopy,
+        dict.fromkeys(BOTH, "HOST-MEMORY-CALLS"),
+        crashes="aclrtFreeHost",
+    ),
+    _mutant("destroy-event-refused-after-wait", ob.DestroyEventRefusedAfterWait, "EVENT-CALLS"),
+    Variant(
+        "sync-copy-hangs-with-no-stream",
+        _doc(ob.SyncCopyHangsWithNoStream),
+        ob.SyncCopyHangsWithNoStream,
+        dict.fromkeys(BOTH, "TOSYMBOL-SYNC"),
+        hangs="aclrtMemcpyToSymbol",
+    ),
+    Variant(
+        "sync-copy-crashes-with-no-stream",
+        _doc(ob.SyncCopyCrashesWithNoStream),
+        ob.SyncCopyCrashesWithNoStream,
+        dict.fromkeys(BOTH, "TOSYMBOL-SYNC"),
+        crashes="aclrtMemcpyToSymbol",
+    ),
+    Variant(
+        "large-read-hangs",
+        _doc(ob.LargeReadHangs),
+        ob.LargeReadHangs,
+        dict.fromkeys(BOTH, "FROMSYMBOL-BYTES"),
+        hangs="aclrtMemcpyFromSymbol",
     ),
     # a bug in a call most tests use (pervasive_mutants.py): every other requirement is
     # still decided, and only the default stream's fails

@@ -5,7 +5,8 @@ For each variant and profile, a fresh pytest process runs the suite against it
 suite runs, as a vendor runs it, with nothing told of the bug:
 
 - a *mutant* is *caught* when the requirement it breaks fails (or is flaky; for a backend
-  with a call that never returns, ``Variant.hangs``, times out) (other requirements that
+  with a call that never returns, ``Variant.hangs``, times out; for one with a call that
+  raises, ``Variant.crashes``, crashes) (other requirements that
   failed too are listed: one bug should make one row);
 - a *combination* of bugs is caught when exactly the requirements its bugs break
   fail (or are flaky) and every other requirement is decided;
@@ -246,6 +247,9 @@ def check(
         if variant.hangs:
             # A call that never returns: one hang, charged to its requirement (timeout).
             res.ok = status == Status.TIMEOUT
+        elif variant.crashes:
+            # A call that raises: charged to the requirement its success stands for.
+            res.ok = status == Status.CRASH
         elif variant.flaky:
             res.ok = status == Status.FLAKY
         else:

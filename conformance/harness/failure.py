@@ -273,6 +273,8 @@ class BackendCrash(Exception):
     """The requirement the crash is charged to: the one the call's success stands for."""
     identity: str | None = None
     """The failure identity (the requirement and the C function), when charged."""
+    owner: str | None = None
+    """The test that met the same failure first, when another one did."""
 
     def charge_to(
         self, requirement: str | None, c_function: str, snapshot: FailureSnapshot | None

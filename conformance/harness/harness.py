@@ -320,9 +320,23 @@ class Harness:
     ) -> None:
         """A call raised instead of answering: charge it, as a hang is, to the requirement
         its success stands for."""
-        exc.charge_to(
-            self._success_stands_for(name, thread, args), CALLS[name].c_name, self.snapshot()
-        )
+        requirement = self._success_stands_for(name, thread, args)
+        exc.charge_to(requirement, CALLS[name].c_name, self.snapshot())
+        if self.run is not None and exc.identity is not None:
+            # As for a hang: the test runs again past it, and no later call of the run in
+            # the same situation is made (a backend that raised there would again).
+            owner = self.run.claim(exc.identity, self.test_id)
+            exc.owner = owner if owner != self.test_id else None
+            self.run.mark_hung(
+                situation(name, args),
+                {
+                    "requirement": requirement or "",
+                    "call": exc.call or name,
+                    "test": self.test_id,
+                    "limit": "",
+                    "what": "crashed",
+                },
+            )
 
     def _decline_hung(self, hung: dict[str, str], label: str) -> None:
         """Do not make a call in a situation that hung earlier in the run: decline it, citing
@@ -332,7 +346,8 @@ class Harness:
         raise Declined(
             requirement,
             label,
-            f"the backend hung on {hung.get('call')} in {hung.get('test') or 'an earlier test'} "
+            f"the backend {hung.get('what') or 'hung'} on {hung.get('call')} in "
+            f"{hung.get('test') or 'an earlier test'} "
             f"(charged to {requirement}), and this call is in the same situation",
             masked=False,
         )

@@ -92,7 +92,7 @@ def _more_failures(item: pytest.Item) -> list[dict[str, Any]]:
             failure, expected = exc.failure, exc.key
         elif isinstance(exc, KnownFailure):
             failure, same_as = exc.failure, exc.owner
-        elif isinstance(exc, BackendTimeout) and exc.owner is not None:
+        elif isinstance(exc, BackendCrash) and exc.owner is not None:
             same_as = exc.owner
         identity = str(getattr(failure, "identity", None) or failure)
         if failure is None or identity in seen:
@@ -144,8 +144,8 @@ def _call_report(
         report.longrepr = reason
     else:
         failure = _unwrap(call.excinfo.value if call.excinfo is not None else None)
-        if isinstance(failure, BackendTimeout) and failure.owner is not None:
-            same_as = failure.owner  # the same hang, met first by another test
+        if isinstance(failure, BackendCrash) and failure.owner is not None:
+            same_as = failure.owner  # the same hang or crash, met first by another test
     listed = item.stash.get(shared.LISTED, None)
     if failure is None:
         if listed is not None and report.failed and same_as is None:
@@ -177,10 +177,10 @@ def _call_report(
         report.user_properties.append(("allowed", record["allowed"]))
         report.user_properties.append(("observed", record["observed"]))
     stop_on = item.config.getoption("acl_stop_on")
-    # (a hang is charged to a requirement too)
+    # (a hang or a crash is charged to a requirement too)
     if (
         stop_on
-        and isinstance(failure, (ConformanceFailure, BackendTimeout))
+        and isinstance(failure, (ConformanceFailure, BackendCrash))
         and failure.requirement == stop_on
     ):
         item.session.shouldstop = f"a failure cites {stop_on}"

@@ -68,10 +68,14 @@ def _to_mask(report: pytest.TestReport) -> frozenset[str]:
 
 
 def _hang_of(report: pytest.TestReport | None) -> str | None:
-    """The identity of the hang the attempt met, charged to a requirement (None for any
-    other ending, and for a hang of a backend's start-up or release)."""
+    """The identity of the hang (or crash: a call that raised) the attempt met, charged to
+    a requirement (None for any other ending, and for a hang of a backend's start-up or
+    release): the next attempt declines its situation and goes on."""
     failure = props(report).get("acl_failure") if report is not None else None
-    if not isinstance(failure, dict) or failure.get("status") != Status.TIMEOUT:
+    if not isinstance(failure, dict) or failure.get("status") not in (
+        Status.TIMEOUT,
+        Status.CRASH,
+    ):
         return None
     identity = failure.get("identity")
     return str(identity) if identity and failure.get("requirement") else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import concurrent.futures
 import io
 import time
+import unittest
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -198,6 +199,22 @@ def _replay(
     """Make the calls of ``trace`` again on a fresh backend of ``suite``, each judged by the
     model, a line each on ``out``: (the requirements broken, the calls as made)."""
     broken: list[str] = []
+    records: list[CallRecord] = []
+    try:
+        records = _replay_in(trace, suite, out, announce, broken)
+    except (ConformanceFailure, BackendCrash, unittest.SkipTest) as exc:
+        # The clean-up after the replayed calls went wrong (judged as a test's is): the
+        # backend broke something there too.
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        out.write(f"  the clean-up after the replay: {first}\n")
+        broken.append(getattr(exc, "requirement", None) or "CRASH/TIMEOUT")
+    return broken, records
+
+
+def _replay_in(
+    trace: Trace, suite: context.Suite, out: TextIO, announce: bool, broken: list[str]
+) -> list[CallRecord]:
+    """The calls of ``trace`` made again (``_replay``); the clean-up's failure is raised."""
     threads = _Threads()
     with suite.harness(fresh=True) as h:
         if announce:
@@ -226,7 +243,7 @@ def _replay(
         finally:
             threads.close()
             records = list(h.trace_records())
-    return broken, records
+    return records
 
 
 def _replay_one(

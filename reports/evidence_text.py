@@ -164,6 +164,18 @@ def instances_text(run: dict[str, Any]) -> str:
         return ""
     why = ", ".join(f"{k} {v}" for k, v in (a.get("reasons") or {}).items())
     text = f"backend instances started: {a.get('started', 0)}" + (f" ({why})" if why else "")
+    restarts = a.get("restarts") or []
+    if restarts:
+        first = restarts[0]
+        charged = sum(1 for r in restarts if r.get("charged"))
+        text += (
+            f"; {len(restarts)} after a failure, {charged} of them charged to the test that met "
+            f"it (first: {first.get('reason')} in {first.get('test') or 'no test'}"
+            + (f", {first['call']}" if first.get("call") else "")
+            + (f", charged to {first['requirement']}" if first.get("requirement") else "")
+            + (f": {first['why']}" if first.get("why") and not first.get("call") else "")
+            + ")"
+        )
     recovered = a.get("recovered") or []
     if recovered:
         more = f" and {len(recovered) - 1} more" if len(recovered) > 1 else ""

@@ -257,10 +257,43 @@ def check(
         res.also_failing = sorted(set(bad) - {req})
     else:
         res.ok = not bad and not res.failing_tests
+    lost = uncharged_restarts(doc)
+    if lost:
+        # The observer under test: a backend's failure that only started a new instance.
+        res.ok = False
+        res.detail = f"{res.detail}; restarts charged to nothing: {'; '.join(lost[:3])}".strip("; ")
     res.result = (
         ("caught" if res.ok else "survived") if mutant else ("accepted" if res.ok else "rejected")
     )
     return res
+
+
+def uncharged_restarts(doc: dict[str, Any]) -> list[str]:
+    """The restarts of a run's backend instances that a backend's hang, crash or wrong
+    answer caused with no failure of it charged to the test that met it (a defect of the
+    suite: nothing a backend does wrong may vanish into "a new instance was started"), one
+    line each.  A restart the suite made for its own reasons (a reset it could not make,
+    with no failure of the backend behind it) is not one."""
+    failed: dict[str, set[str]] = {}
+    for t in doc.get("results") or []:
+        for f in t.get("failures") or []:
+            failed.setdefault(str(t.get("suite_id")), set()).add(str(f.get("status")))
+            failed.setdefault(str(t.get("nodeid")), set()).add(str(f.get("status")))
+    out = []
+    for r in (doc.get("instances") or {}).get("restarts") or []:
+        if not r.get("charged") and not r.get("requirement") and r.get("reason") == "failed reset":
+            continue  # the suite's own: no failure of the backend behind it
+        test = str(r.get("test") or "")
+        short = test.rsplit("/", 1)[-1]
+        if not (failed.get(test) or failed.get(short) or _any_endswith(failed, test)):
+            out.append(f"{r.get('reason')} in {test or 'no test'}: {r.get('call') or r.get('why')}")
+    return out
+
+
+def _any_endswith(failed: dict[str, set[str]], test: str) -> bool:
+    """Does a test that failed have id ``test`` (pytest's node id, as the restart names it)
+    or end like it?"""
+    return bool(test) and any(test.endswith(k) or k.endswith(test) for k in failed)
 
 
 def plan(

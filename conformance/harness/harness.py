@@ -491,6 +491,20 @@ class Harness:
             s = self._any_streams[device] = self.stream()
         return s
 
+    def drain_streams(self) -> CallRecord:
+        """Synchronise each stream the test made on the current device, and the default
+        stream when it is usable (at least one stream); the last synchronisation's record.
+        What a test waits with when aclrtSynchronizeDevice is not to be called."""
+        device = self.current_device()
+        streams = [s for s in self.ledger.streams if self.model.stream_device(s) == device]
+        if self.null_stream_usable or not streams:
+            streams.append(self.any_stream())
+        last = None
+        for s in dict.fromkeys(streams):
+            last = self.call("synchronize_stream", stream=s)
+        assert last is not None
+        return last
+
     def stream(self) -> int:
         r = self.call("create_stream")
         if not r.ok:

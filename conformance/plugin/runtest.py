@@ -37,9 +37,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def _masks(item: pytest.Item, suite: context.Suite) -> frozenset[str]:
     """What this attempt of the test masks: the requirements listed as expected failures
     and those already failed in this run, unless the test carries them itself (checking
-    them is its job, and how a stale entry shows), and what its own earlier attempts
-    failed on."""
-    carried = set(shared.requirements_of(item))
+    them is its job, and how a stale entry shows) or the expectations file lists them as
+    found in this test (``REQUIREMENT in TEST``: the test must meet the failure for the
+    gate to tell a backend that still has it from a fixed one), and what its own earlier
+    attempts failed on."""
+    carried = set(shared.requirements_of(item)) | set(suite.found_here)
     known = set(suite.expected) | (suite.run.failed() if suite.run is not None else set())
     own: frozenset[str] = item.stash.get(attempts.MASKS, frozenset())
     return frozenset((known - carried) | own)
@@ -53,6 +55,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     config = item.config
     suite = config.stash[shared.SUITE]
     suite.next_test()
+    suite.found_here = {
+        r: (e.key, e.describe())
+        for r, e in config.stash[shared.EXPECT].found_in(shared.suite_id(item)).items()
+    }
     suite.masks = _masks(item, suite)
     suite.tally = Tally()
     suite.test_id = shared.suite_id(item)

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from acl_conformance.conformance.gating import starter
 from acl_conformance.conformance.gating.expectations import SKIPS
 from acl_conformance.conformance.gating.expectations import Expectations
 from acl_conformance.conformance.gating.expectations import ExpectationsError
@@ -211,3 +212,37 @@ def test_a_line_that_cannot_be_read_whole_is_an_error_naming_it(line: str, messa
 def test_a_skips_file_takes_no_requirement_found_in_a_test() -> None:
     with pytest.raises(ExpectationsError, match=r"skips file f.txt, line 1: .*list the test alone"):
         Expectations.parse('EFFECT-BYTES in "test_a.py::t[a b]"  slow\n', "f.txt", SKIPS)
+
+
+def test_the_starter_lists_failures_in_their_tests_and_leaves_unknown_undecided() -> None:
+    """docs/ci.md's starter: a failure becomes ``R in "TEST"`` (once per test), a crash or
+    a hang its requirement, an unknown row a comment saying why; what it writes parses."""
+    spaced = "test_bounds.py::t[async pageable-g]"
+    fail = {"requirement": "EFFECT-BYTES", "also": ["PAGEABLE-BLOCKS"], "status": "fail"}
+    results = {
+        "results": [
+            {"suite_id": spaced, "failures": [{**fail, "message": "[EFFECT-BYTES] lost #22"}]},
+            {"suite_id": spaced, "failures": [fail]},  # the same pair: once
+            {"suite_id": "test_b.py::t", "failures": [{**fail, "status": "flaky"}]},
+            {"suite_id": "test_c.py::t", "failures": [{**fail, "expected": "EFFECT-BYTES"}]},
+            {"suite_id": "test_d.py::t", "failures": [{"requirement": None, "status": "crash"}]},
+        ]
+    }
+    report = {
+        "requirements": [
+            {"id": "EFFECT-BYTES", "status": "fail", "reason": None},
+            {"id": "STREAM-QUERY", "status": "timeout", "reason": "aclrtStreamQuery hung"},
+            {"id": "STREAM-FIFO", "status": "unknown", "reason": "no check of it ran"},
+            {"id": "KIND-REJECTED", "status": "pass", "reason": None},
+        ]
+    }
+    lines = starter.entries(results, report)
+    listed = Expectations.parse("\n".join(lines), "generated").entries
+    assert [(e.requirement, e.test) for e in listed] == [
+        ("EFFECT-BYTES", spaced),
+        ("EFFECT-BYTES", "test_b.py::t"),
+        ("STREAM-QUERY", ""),
+    ]
+    assert listed[0].reason == "first run: lost 22"
+    assert lines[0].startswith(f'EFFECT-BYTES in "{spaced}"')
+    assert "# STREAM-FIFO" in "\n".join(lines) and "no check of it ran" in lines[-1]

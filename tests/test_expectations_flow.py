@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from acl_conformance import reports
 from acl_conformance.conformance.command_line import cli
 from acl_conformance.conformance.gating import starter
 from acl_conformance.conformance.gating.expectations import Expectations
@@ -85,12 +86,10 @@ def _run(
     and results.json."""
     rc = cli.main(["run", *argv, *ONLY_THAT_TEST, "--report-dir", str(d)])
     out = capsys.readouterr().out
-    return (
-        rc,
-        out,
-        json.loads((d / "report.json").read_text()),
-        json.loads((d / "results.json").read_text()),
-    )
+    report = json.loads((d / "report.json").read_text())
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(report, reports.schema(), cls=jsonschema.Draft202012Validator)
+    return rc, out, report, json.loads((d / "results.json").read_text())
 
 
 def _file(tmp_path: Path, text: str) -> Path:

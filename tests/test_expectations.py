@@ -246,3 +246,9 @@ def test_the_starter_lists_failures_in_their_tests_and_leaves_unknown_undecided(
     assert listed[0].reason == "first run: lost 22"
     assert lines[0].startswith(f'EFFECT-BYTES in "{spaced}"')
     assert "# STREAM-FIFO" in "\n".join(lines) and "no check of it ran" in lines[-1]
+
+
+def test_a_reason_may_hold_quotes() -> None:
+    text = 'KIND-REJECTED "D2H" accepted, see "the driver\ntest_a.py::t  says "done"early\n'
+    reasons = [e.reason for e in Expectations.parse(text).entries]
+    assert reasons == ['"D2H" accepted, see "the driver', 'says "done"early']

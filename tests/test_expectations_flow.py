@@ -161,3 +161,8 @@ def test_a_plain_requirement_entry_steers_the_test_around_the_bug(
     assert rc == 1, out[-3000:]
     assert results["results"][0]["declined_by"] == "PAGEABLE-BLOCKS"
     assert report["expectations"]["stale_entries"][0]["key"] == "PAGEABLE-BLOCKS"
+    # and the gate says where it steered, and what to list instead
+    assert (
+        f"steered around it: {TEST}; for a failure one of them finds, list PAGEABLE-BLOCKS in that test instead"
+        in out
+    )

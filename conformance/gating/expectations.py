@@ -238,15 +238,16 @@ def _parse_line(raw: str, n: int, source: str, what: str) -> Entry | None:
     if _REQ_LIKE.fullmatch(first.text):
         _check_requirement(first.text, where)
         requirement = first.text
-        scope = _word(raw, end, where)
-        target = _word(raw, scope.end, where) if scope is not None and scope.text == IN else None
-        if scope is not None and not scope.quoted and scope.text == IN and target is None:
-            raise ExpectationsError(
-                f"{where}: {requirement!r} in what? (REQUIREMENT in TEST reason)"
-            )
-        if scope is not None and not scope.quoted and scope.text == IN and target is not None:
+        # The next word, as plain text: a reason may hold quotes of its own.
+        scope = re.match(r"\s+(\S+)", raw[end:])
+        if scope is not None and scope.group(1) == IN:
+            target = _word(raw, end + scope.end(), where)
+            if target is None:
+                raise ExpectationsError(
+                    f"{where}: {requirement!r} in what? (REQUIREMENT in TEST reason)"
+                )
             if target.quoted or target.text.startswith("test_"):
-                _check_test_id(target, where, f" (in {requirement!r} in TEST)")
+                _check_test_id(target, where, "")
                 if what == SKIPS:
                     raise ExpectationsError(
                         f"{where}: a skips file lists tests or requirements, not a requirement "
@@ -255,6 +256,7 @@ def _parse_line(raw: str, n: int, source: str, what: str) -> Entry | None:
                 test, end = target.text, target.end
             elif "::" in target.text or target.text.endswith(".py"):
                 _check_test_id(target, where, " after 'in'")
+            # else a reason that begins with the word "in" ("in progress")
     else:
         if not first.text.startswith("test_"):
             raise ExpectationsError(

@@ -34,11 +34,12 @@ What an entry means:
   steer around the requirement (it is never masked in them from the start), so they go on
   finding the bug: the test stops at the failure (Hypothesis does not shrink it), counts
   as an expected failure and runs again with it masked, so that its other requirements
-  are still decided.  A failure citing anything else is still a failure.  Once such a
-  failure is found, later tests that do not carry the requirement steer around it, as
-  they do around any requirement found failing in the run.  The entry is stale when the
-  tests it covers ran to their end and none failed citing the requirement: the gate
-  tells a backend that still has the bug (PASS) from one that was fixed (FAIL, stale);
+  are still decided.  A failure citing anything else is still a failure.  The other
+  tests that do not carry the requirement steer around it from the start, as for a
+  requirement entry, so that the run's failures do not hang on the order its workers
+  take the tests in.  The entry is stale when the tests it covers ran to their end and
+  none failed citing the requirement: the gate tells a backend that still has the bug
+  (PASS) from one that was fixed (FAIL, stale);
 - a **requirement**: a requirement the backend breaks wherever it is checked.  It is
   *masked* from the start in every test that does not carry it (they steer around it, so
   one bug is one row and costs no test a failure), and in the tests that carry it a

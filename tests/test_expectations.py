@@ -96,7 +96,7 @@ def test_a_requirement_found_in_a_test_is_an_entry_of_its_own() -> None:
     )
     found, other, plain = e.entries
     assert (found.key, found.requirement, found.test) == (
-        f"PAGEABLE-BLOCKS in {SPACED}",
+        f'PAGEABLE-BLOCKS in "{SPACED}"',  # as it is written: reports name it so
         "PAGEABLE-BLOCKS",
         SPACED,
     )
@@ -143,7 +143,8 @@ def test_every_test_id_can_be_written(test_id: str) -> None:
     with the reason and link after it."""
     line = f"{written(test_id)}   the reason  https://example.org/1#c2"
     (e,) = Expectations.parse(line).entries
-    assert (e.key, e.reason, e.link) == (test_id, "the reason", "https://example.org/1#c2")
+    assert (e.test, e.reason, e.link) == (test_id, "the reason", "https://example.org/1#c2")
+    assert e.key == written(test_id)  # what the reports print can be pasted back
     (s,) = Expectations.parse(f"EFFECT-BYTES in {written(test_id)} why # a comment").entries
     assert (s.test, s.requirement, s.reason) == (test_id, "EFFECT-BYTES", "why")
     if " " not in test_id and '"' not in test_id and not test_id.endswith("\\"):
@@ -192,12 +193,12 @@ def test_the_suites_own_test_ids_can_all_be_written() -> None:
         ("PAGEABLE-BLOCK in test_a.py::t  reason", r"'PAGEABLE-BLOCK' is not a requirement ID"),
         (
             'PAGEABLE-BLOCKS in "test_a.py::t[a b]"',
-            r"'PAGEABLE-BLOCKS in test_a.py::t\[a b\]' has no reason",
+            r"'PAGEABLE-BLOCKS in \"test_a.py::t\[a b\]\"' has no reason",
         ),
-        ('"test_a.py::t[a b]"   # only a comment', r"'test_a.py::t\[a b\]' has no reason"),
+        ('"test_a.py::t[a b]"   # only a comment', r"'\"test_a.py::t\[a b\]\"' has no reason"),
         (
             'EFFECT-BYTES in "test_a.py::t[a b]" x\nEFFECT-BYTES in "test_a.py::t[a b]" y',
-            r"'EFFECT-BYTES in test_a.py::t\[a b\]' is listed twice \(first on line 2\)",
+            r"'EFFECT-BYTES in \"test_a.py::t\[a b\]\"' is listed twice \(first on line 2\)",
         ),
     ],
 )

@@ -106,7 +106,7 @@ def test_a_requirement_found_in_a_test_tells_the_buggy_backend_from_the_fixed_on
         "# the vendor's file\n"
         f'PAGEABLE-BLOCKS in "{TEST}"  large pageable copies return early  https://example.org/34\n',
     )
-    key = f"PAGEABLE-BLOCKS in {TEST}"
+    key = f'PAGEABLE-BLOCKS in "{TEST}"'  # as the file has it, so that it can be pasted
 
     rc, out, report, results = _run(capsys, tmp_path / "buggy", *buggy, "--expectations", str(exp))
     assert rc == 0, out[-3000:]

@@ -130,7 +130,7 @@ def test_a_requirement_found_in_a_test_is_met_there_and_steered_around_elsewhere
     )
     assert first["status"] == "declined" and first["declined_by"] == "KIND-ACCEPTED"
     assert listed["status"] == "xfail"
-    assert listed["expected_failure"] == "KIND-ACCEPTED in test_x.py::test_copy[listed one]"
+    assert listed["expected_failure"] == 'KIND-ACCEPTED in "test_x.py::test_copy[listed one]"'
     assert listed["masks"] == ["KIND-ACCEPTED"]  # its second attempt: the first had it unmasked
     (entry,) = doc["expectations"]["entries"]
     assert (entry["target"], entry["requirement"], entry["test"]) == (

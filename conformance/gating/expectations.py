@@ -91,8 +91,8 @@ class ExpectationsError(Exception):
 @dataclass(frozen=True)
 class Entry:
     key: str
-    """The entry as the reports name it: the requirement ID, the test id, or
-    ``REQUIREMENT in TEST``."""
+    """The entry as the reports name it, as the file takes it: the requirement ID, the
+    test id, or ``REQUIREMENT in TEST`` (an id with a space in double quotes)."""
     reason: str
     link: str | None
     line: int
@@ -269,7 +269,9 @@ def _parse_line(raw: str, n: int, source: str, what: str) -> Entry | None:
     words = _uncommented(raw[end:]).split()
     link = words[-1] if words and _LINK.match(words[-1]) else None
     reason = " ".join(words[:-1] if link else words)
-    key = f"{requirement} {IN} {test}" if requirement and test else requirement or test
+    # As it would be written: every report that names the entry can be pasted back.
+    key = written(test) if test else requirement
+    key = f"{requirement} {IN} {key}" if test and requirement else key
     if not reason:
         why = {EXPECTATIONS: "it is expected to fail", FLAKES: "it is flaky"}.get(
             what, "it is listed"

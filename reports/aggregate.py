@@ -513,6 +513,32 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
     return out
 
 
+def _steered(tests: list[dict[str, Any]], rid: str) -> str:
+    """For a stale requirement entry: the tests that do not carry ``rid`` and steered
+    around it (declined a step, set a violation aside), which a requirement entry masks
+    from the start, so that a bug only they find is never seen; "" when none did."""
+    around = [
+        t["suite_id"]
+        for t in tests
+        if rid not in t["requirements"]
+        and any((t.get("tally") or {}).get(k, {}).get(rid) for k in ("declined", "set_aside"))
+    ]
+    if not around:
+        return ""
+    more = f" and {len(around) - 1} more" if len(around) > 1 else ""
+    return (
+        f" (the tests that do not carry it steered around it: {around[0]}{more}; "
+        f"for a failure one of them finds, list {rid} in that test instead)"
+    )
+
+
+def _covers(key: str, sid: str) -> bool:
+    """Does an expectations entry's test id (or prefix) ``key`` cover the test ``sid``?
+    (The rule of ``conformance/gating/expectations.py``: the id itself, or a prefix of it
+    ending at ``::`` or ``[``.)"""
+    return bool(key) and (sid == key or sid.startswith(key + "::") or sid.startswith(key + "["))
+
+
 def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The gate: what changed against the expectations file.  It fails on a requirement
     that failed, crashed, hung or stayed undecided without an entry that accounts for it,
@@ -532,8 +558,31 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
             if not ran and not (row and row["checks"]):
                 unused.append(key)
             elif row is not None and row["status"] == Status.PASS:
-                stale.append(f"{key} (entry {key}): no test failed citing it")
+                stale.append(
+                    f"{key} (entry {key}): no test failed citing it" + _steered(tests, key)
+                )
                 stale_entries.append({"key": key, "target": "requirement", "requirement": key})
+        elif e.get("requirement"):
+            # A requirement found in a test: stale when the tests it covers ran to their
+            # end and none failed citing it (the entry expected none of their failures).
+            ran = [
+                t
+                for t in tests
+                if _covers(str(e.get("test") or ""), t["suite_id"])
+                and t["status"] not in (Status.SKIPPED, Status.NOT_SUPPORTED)
+            ]
+            found = any(f.get("expected") == key for t in ran for f in t.get("failures") or [])
+            if not ran:
+                unused.append(key)
+            elif not found and any(t.get("completed") for t in ran):
+                done = next(t for t in ran if t.get("completed"))
+                stale.append(
+                    f"{done['suite_id']} (entry {key}): it ran to its end with no failure "
+                    f"citing {e['requirement']}"
+                )
+                stale_entries.append(
+                    {"key": key, "target": "test", "requirement": e["requirement"]}
+                )
         else:
             mine = [t for t in tests if t.get("expected_failure") == key]
             if not mine:

@@ -83,7 +83,12 @@ def render(report: dict[str, Any]) -> str:
     cases = [_case(r, stale_reqs, new) for r in report["requirements"]]
     for e in stale:
         if e["target"] == "test":
-            msg = f"the test listed by entry {e['key']} passed: the entry is stale"
+            msg = (
+                f"the tests of entry {e['key']} did not fail citing {e['requirement']}: "
+                "the entry is stale"
+                if e.get("requirement")
+                else f"the test listed by entry {e['key']} passed: the entry is stale"
+            )
             cases.append(
                 (
                     f'<testcase classname="acl-conformance.expectations" name={_attr(e["key"])} time="0">'

@@ -83,6 +83,19 @@ def test_expectations_and_skips_that_are_not_utf8_are_one_line(
     assert "--skips" in err and "not UTF-8" in err
 
 
+def test_an_expectations_line_cut_at_a_space_is_one_line_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_suite: None
+) -> None:
+    """Issue 34: a backslash-escaped space was cut there, the rest glued into the reason."""
+    bad = tmp_path / "known.txt"
+    bad.write_text(
+        "# ours\nPAGEABLE-BLOCKS in test_bounds.py::test_x[async\\ pageable-g_arr1m]  early\n"
+    )
+    err = _one_line_exit_2(capsys, "run", "--expectations", str(bad))
+    assert f"expectations file {bad}, line 2: 'test_bounds.py::test_x[async\\\\' is cut" in err
+    assert "double quotes" in err
+
+
 def test_conformance_mode_refuses_skips_and_pytest_arguments(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_suite: None
 ) -> None:

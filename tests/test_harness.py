@@ -16,6 +16,7 @@ from acl_conformance.conformance.harness.failure import BackendTimeout
 from acl_conformance.conformance.harness.failure import ConformanceFailure
 from acl_conformance.conformance.harness.failure import ExpectedFailure
 from acl_conformance.conformance.harness.harness import Harness
+from acl_conformance.conformance.harness.runstate import RunState
 
 
 class Lying(Simulator):
@@ -369,6 +370,27 @@ def test_a_slow_context_creation_under_a_closed_gate_is_released_and_judged() ->
             h.call("stream_query", stream=s)  # COMPLETE or NOT_READY: the gate is open
             ops.sync(h, s)
             assert h.observe("g_arr256")[:16] == ops.pattern(7, 16)
+    finally:
+        h.close()
+        h.adapter.close()
+
+
+def test_an_expected_failure_counts_as_failed_in_the_run() -> None:
+    """An expected failure marks its requirement failed in the run's shared state, as an
+    unexpected one does: later tests that do not carry it steer around it (an entry
+    ``R in TEST`` masks nothing from the start), as in a run without the entry; it claims
+    no failure identity (a later test that meets it unlisted is not its known failure)."""
+    h = harness(BoundLessThan())
+    try:
+        run = RunState.create()
+        h.triage.run = run
+        h.triage.expected = {"BOUNDS-END-EXACT": ("BOUNDS-END-EXACT in test_a.py::t", "known")}
+        src = h.pageable(1, ops.pattern(3, 1))
+        with pytest.raises(ExpectedFailure) as known:
+            ops.to_symbol_async(h, "g_u8", src, count=1, stream=h.stream())
+        assert known.value.key == "BOUNDS-END-EXACT in test_a.py::t"
+        assert run.failed() == {"BOUNDS-END-EXACT"}
+        assert run.owner(known.value.failure.identity) is None
     finally:
         h.close()
         h.adapter.close()

@@ -101,6 +101,45 @@ def test_a_listed_failure_is_an_expected_failure(
     )
 
 
+FOUND_BY_TWO = """
+import pytest
+
+@pytest.mark.requirement("EFFECT-BYTES")
+@pytest.mark.parametrize("how", ["first one", "listed one"])
+def test_copy(harness, how):
+    harness.fail("KIND-ACCEPTED", "planted failure")
+"""
+
+
+def test_a_requirement_found_in_a_test_is_met_there_and_steered_around_elsewhere(
+    pytester: pytest.Pytester, in_suite: None
+) -> None:
+    """An entry ``R in TEST``: the test it names meets the failure (expected); the other
+    tests that do not carry R steer around it from the start, even one that runs first
+    and would meet it too (the run's failures do not hang on its order)."""
+    write_fake_module(pytester, FOUND_BY_TWO)
+    exp = pytester.makefile(
+        ".txt", expectations='KIND-ACCEPTED in "test_x.py::test_copy[listed one]"  known bug\n'
+    )
+    result, doc = run_fake_suite(pytester, f"--acl-expectations={exp}")
+    result.assert_outcomes(skipped=1, xfailed=1)  # no failure: nothing new
+    recs = by_suite_id(doc)
+    first, listed = (
+        recs["test_x.py::test_copy[first one]"],
+        recs["test_x.py::test_copy[listed one]"],
+    )
+    assert first["status"] == "declined" and first["declined_by"] == "KIND-ACCEPTED"
+    assert listed["status"] == "xfail"
+    assert listed["expected_failure"] == 'KIND-ACCEPTED in "test_x.py::test_copy[listed one]"'
+    assert listed["masks"] == ["KIND-ACCEPTED"]  # its second attempt: the first had it unmasked
+    (entry,) = doc["expectations"]["entries"]
+    assert (entry["target"], entry["requirement"], entry["test"]) == (
+        "test",
+        "KIND-ACCEPTED",
+        "test_x.py::test_copy[listed one]",
+    )
+
+
 def test_a_failure_citing_another_requirement_is_still_a_failure(
     pytester: pytest.Pytester, in_suite: None
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from acl_conformance import reports
 from acl_conformance.conformance.gating import results
+from acl_conformance.reports import junit
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -500,3 +501,59 @@ def test_a_results_document_of_schema_2_gives_the_same_report(tmp_path) -> None:
     rebuilt = json.loads((tmp_path / "out" / "report.json").read_text())
     assert rebuilt["requirements"] == report["requirements"]
     assert rebuilt["expectations"] == report["expectations"]
+
+
+def test_a_requirement_found_in_a_test_is_stale_only_when_its_tests_ran_without_it() -> None:
+    """An entry ``R in TEST``: found (an expected failure of a test it covers), stale (a
+    test it covers ran to its end without it), unused (none of its tests ran), or neither
+    (its test was cut short by another failure: the gate fails on that one)."""
+    found, stale, unused, cut = (
+        f"PAGEABLE-BLOCKS in test_{x}.py::t[a b]" for x in ("found", "stale", "unused", "cut")
+    )
+    tests = [
+        _test(
+            "test_found.py::t[a b]",
+            "xfail",
+            ["EFFECT-BYTES"],
+            failed="EFFECT-BYTES",
+            expected=found,
+        ),
+        _test("test_stale.py::t[a b]", "pass", ["EFFECT-BYTES"]),
+        _test(
+            "test_cut.py::t[a b]", "fail", ["EFFECT-BYTES"], failed="EFFECT-BYTES", completed=False
+        ),
+    ]
+    entries = [
+        {
+            "key": key,
+            "target": "test",
+            "reason": "r",
+            "link": None,
+            "requirement": "PAGEABLE-BLOCKS",
+            "test": key.removeprefix("PAGEABLE-BLOCKS in "),
+        }
+        for key in (found, stale, unused, cut)
+    ]
+    doc = _results(tests, ["EFFECT-BYTES"], file="exp.txt", entries=entries)
+    report = reports.build(doc, SUITE, RUN)
+    _validate(report)
+    exp = report["expectations"]
+    assert exp["unexpected_passes"] == [
+        f"test_stale.py::t[a b] (entry {stale}): it ran to its end with no failure citing "
+        "PAGEABLE-BLOCKS"
+    ]
+    assert exp["stale_entries"] == [
+        {"key": stale, "target": "test", "requirement": "PAGEABLE-BLOCKS"}
+    ]
+    assert exp["unused"] == [unused]
+    # the test that was cut short failed on its own: that is what fails the gate
+    assert report["gate"]["result"] == "fail"
+    assert exp["new_failures"] == ["EFFECT-BYTES"]
+    # junit.xml: the stale entry is a failing case that says which requirement it expected
+    case = next(
+        c for c in ET.fromstring(junit.render(report)).iter("testcase") if c.get("name") == stale
+    )
+    failure = case.find("failure")
+    assert failure is not None and "did not fail citing PAGEABLE-BLOCKS" in failure.get(
+        "message", ""
+    )

@@ -308,12 +308,12 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_path: Path | None) ->
 
 
 def _flake_entry(item: pytest.Item, record: dict[str, Any]) -> str | None:
-    """The flakes file's entry that accepts this flaky failure (by the test's id, or by a
-    requirement the failure cites), if any."""
+    """The flakes file's entry that accepts this flaky failure (by the test's id, by a
+    requirement the failure cites, or by such a requirement found in this test), if any."""
     flakes = item.config.stash[shared.FLAKES]
     entry = flakes.match(shared.suite_id(item))
     if entry is None:
-        listed = flakes.requirements()
+        listed = {**flakes.requirements(), **flakes.found_in(shared.suite_id(item))}
         cited = [record["requirement"], *record["also"]]
         entry = next((listed[r] for r in cited if r in listed), None)
     return entry.key if entry is not None else None

@@ -37,12 +37,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def _masks(item: pytest.Item, suite: context.Suite) -> frozenset[str]:
-    """What this attempt of the test masks: the requirements listed as expected failures
-    and those already failed in this run, unless the test carries them itself (checking
-    them is its job, and how a stale entry shows), and what its own earlier attempts
-    failed on."""
-    carried = set(shared.requirements_of(item))
-    known = set(suite.expected) | (suite.run.failed() if suite.run is not None else set())
+    """What this attempt of the test masks: the requirements the expectations file lists
+    (alone, or as found in some test) and those already failed in this run, unless the
+    test carries them itself (checking them is its job, and how a stale entry shows) or
+    the file lists them as found in this very test (``REQUIREMENT in TEST``: the test must
+    meet the failure for the gate to tell a backend that still has it from a fixed one),
+    and what its own earlier attempts failed on.  The other tests steer around a
+    requirement found in a test from the start, whichever runs first: a run gets the
+    same failures whatever order its workers take the tests in."""
+    carried = set(shared.requirements_of(item)) | set(suite.found_here)
+    listed = item.config.stash[shared.EXPECT]
+    found = {e.requirement for e in listed.entries if e.is_found_in_test}
+    known = set(suite.expected) | found | (suite.run.failed() if suite.run is not None else set())
     own: frozenset[str] = item.stash.get(attempts.MASKS, frozenset())
     return frozenset((known - carried) | own)
 
@@ -55,6 +61,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     config = item.config
     suite = config.stash[shared.SUITE]
     suite.next_test()
+    suite.found_here = {
+        r: (e.key, e.describe())
+        for r, e in config.stash[shared.EXPECT].found_in(shared.suite_id(item)).items()
+    }
     suite.masks = _masks(item, suite)
     suite.tally = Tally()
     suite.test_id = shared.suite_id(item)

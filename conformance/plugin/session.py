@@ -183,9 +183,11 @@ def _listing(listing: Expectations) -> dict[str, Any]:
         "entries": [
             {
                 "key": e.key,
-                "target": "requirement" if e.is_requirement else "test",
+                "target": e.target,
                 "reason": e.reason,
                 "link": e.link,
+                # a requirement found in a test: which requirement, in which tests
+                **({"requirement": e.requirement, "test": e.test} if e.is_found_in_test else {}),
             }
             for e in listing.entries
         ],

@@ -133,6 +133,10 @@ class Suite:
     restarts: int = 0
     expected: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Requirement -> (expectations entry, its description): failures citing it are expected."""
+    found_here: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Requirement -> (entry, description) of the expectations entries ``REQUIREMENT in
+    TEST`` that cover the test running now (set by the plugin per test): there, failures
+    citing it are expected too, before :attr:`expected`."""
     run: RunState | None = None
     """What the run's tests share (failed requirements, failure owners)."""
     masks: frozenset[str] = frozenset()
@@ -411,7 +415,7 @@ class Suite:
             masks=self.masks,
             run=self.run,
             test_id=self.test_id,
-            expected=self.expected,
+            expected={**self.expected, **self.found_here},
             provisional=reused,
         )
         h.model.assume_initialized()  # the adapter was initialised (aclInit) once

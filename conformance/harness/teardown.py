@@ -55,8 +55,8 @@ def release(
     for g in list(gates.launched):
         try:
             open_gate(g)
-        except Declined as d:
-            problems.append(f"stream gate {g} not opened: {d}")
+        except Declined as exc:
+            problems.append(f"stream gate {g} not opened: {exc}")
     devices = sorted(model.devices_made_current() | ledger.devices_used)
     for d in devices:
         make("set_device", {"device_id": d})

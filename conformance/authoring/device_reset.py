@@ -30,7 +30,7 @@ def write_everywhere(h: Harness, names: Sequence[str], devices: Sequence[int], t
             ops.sync_device(h)
             for var in names:
                 n = ops.size(h, var)
-                ops.to_symbol(h, var, h.pageable(n, ops.pattern(tag, n)), count=n)
+                ops.write_variable(h, var, h.pageable(n, ops.pattern(tag, n)), count=n)
                 tag += 1
     return tag
 

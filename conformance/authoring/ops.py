@@ -103,6 +103,23 @@ def to_symbol(
     )
 
 
+def write_variable(
+    h: Harness, var: str, src: HostBuffer, count: int, src_offset: int = 0
+) -> CallRecord:
+    """Write ``count`` bytes of ``src`` (from ``src_offset``) to the start of ``var``, complete
+    when it returns, for a test that needs the bytes there (not one of the call):
+    aclrtMemcpyToSymbol.  When that call hung or raised earlier in the run (its situation
+    is declined), aclrtMemcpyToSymbolAsync on a stream of the test's own, then that
+    stream's synchronisation, so that the test goes on and decides what it checks
+    without the call that failed."""
+    if h.backend.would_hang("memcpy_to_symbol", {}) is None:
+        return to_symbol(h, var, src, count=count, src_offset=src_offset)
+    s = h.stream()
+    r = to_symbol_async(h, var, src, count=count, stream=s, src_offset=src_offset)
+    sync(h, s)
+    return r
+
+
 def from_symbol(
     h: Harness,
     dst: HostBuffer,

@@ -323,7 +323,7 @@ def test_host_register_sizes_and_alignment(harness: Harness, size: int, misalign
     buf = h.pageable(4 * PAGE, ops.pattern(640, 4 * PAGE))
     at = first_page(buf) + (64 if misaligned else 0)
     r = h.call("host_register", ptr=buf.at(at), size=size)
-    ops.to_symbol(h, VAR, buf, count=16, src_offset=at)
+    ops.write_variable(h, VAR, buf, count=16, src_offset=at)
     assert h.observe(VAR)[:16] == ops.pattern(640, 4 * PAGE)[at : at + 16]
     if r.ok:
         assert h.call("host_unregister", ptr=buf.at(at)).ok

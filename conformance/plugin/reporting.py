@@ -98,7 +98,7 @@ def _more_failures(item: pytest.Item) -> list[dict[str, Any]]:
         if failure is None or identity in seen:
             continue
         seen.add(identity)
-        out.append(_failure_record(item, failure, expected, same_as))
+        out.append(_failure_record(item, failure, expected, same_as, replay=False))
     return out
 
 
@@ -190,7 +190,11 @@ def _call_report(
 
 
 def _failure_record(
-    item: pytest.Item, failure: BaseException, expected: str | None, same_as: str | None
+    item: pytest.Item,
+    failure: BaseException,
+    expected: str | None,
+    same_as: str | None,
+    replay: bool = True,
 ) -> dict[str, Any]:
     """One failure of one attempt of a test, as the results document keeps it.
 
@@ -227,6 +231,15 @@ def _failure_record(
                     "reproduced": None,
                     "broken": [],
                     "note": "not replayed: found on a reused backend, run again on fresh ones",
+                    "trace_file": None,
+                }
+            elif not replay:
+                # Met in the suite's clean-up after the test had failed: reported beside
+                # that failure, which is the one replayed.
+                replayed = {
+                    "reproduced": None,
+                    "broken": [],
+                    "note": "not replayed: met in the suite's clean-up after the test failed",
                     "trace_file": None,
                 }
             elif getattr(failure, "by_test", False):
@@ -281,13 +294,19 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_path: Path | None) ->
     replay's own trace is kept beside the failing one."""
     config = item.config
     suite = config.stash[shared.SUITE]
-    found = recheck(
-        trace.Trace.from_json(doc, str(trace_path) if trace_path else shared.suite_id(item)),
-        suite.adapter_name,
-        dict(suite.adapter_options),
-        suite.profile,
-        suite.call_timeout,
-    )
+    # What the replay's own harness meets is the replay's to say (``found``), not a failure
+    # of the test's clean-up.
+    pending = list(suite.cleanup_failures)
+    try:
+        found = recheck(
+            trace.Trace.from_json(doc, str(trace_path) if trace_path else shared.suite_id(item)),
+            suite.adapter_name,
+            dict(suite.adapter_options),
+            suite.profile,
+            suite.call_timeout,
+        )
+    finally:
+        suite.cleanup_failures[:] = pending
     suite.instances_started[context.REPLAY] += found.started
     out = found.to_json()
     out["trace_file"] = None

@@ -61,6 +61,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     config = item.config
     suite = config.stash[shared.SUITE]
     suite.next_test()
+    suite.cleanup_failures.clear()  # (each test's own: nothing carries over)
     suite.found_here = {
         r: (e.key, e.describe())
         for r, e in config.stash[shared.EXPECT].found_in(shared.suite_id(item)).items()

@@ -273,8 +273,23 @@ class Harness:
     def _charge_hang(
         self, exc: BackendTimeout, name: str, thread: int, args: dict[str, Any]
     ) -> None:
-        """A call did not return: charge it to the requirement its success stands for under
-        the profile, and tell the run, so that no later call in the same situation is made."""
+        """A call did not return: charged as :meth:`_charge_no_answer` says."""
+        self._charge_no_answer(exc, name, thread, args)
+
+    def _charge_crash(
+        self, exc: BackendCrash, name: str, thread: int, args: dict[str, Any]
+    ) -> None:
+        """A call raised instead of answering: charged as :meth:`_charge_no_answer` says."""
+        self._charge_no_answer(exc, name, thread, args)
+
+    def _charge_no_answer(
+        self, exc: BackendCrash, name: str, thread: int, args: dict[str, Any]
+    ) -> None:
+        """A call that never returned (``exc`` a BackendTimeout) or raised instead of
+        answering, wherever the suite made it (a test's step, a set-up read, its clean-up,
+        its reset): charged to the requirement its success stands for under the profile,
+        and told to the run, so that no later call in the same situation is made and the
+        test runs again past it (one failure, the rest decided without it)."""
         where = situation(name, args)
         requirement: str | None = None
         allowed = "?"
@@ -288,10 +303,14 @@ class Harness:
             requirement = success.requirement
             allowed = answers.allowed_codes()
         except Exception:
-            pass
-        exc.charge(requirement, where, allowed, self.snapshot())
+            pass  # the model cannot say: charged to no requirement
+        hang = isinstance(exc, BackendTimeout)
+        if isinstance(exc, BackendTimeout):
+            exc.charge(requirement, where, allowed, self.snapshot())
+        else:
+            exc.charge_to(requirement, CALLS[name].c_name, self.snapshot())
         if self.run is not None and exc.identity is not None:
-            # Two tests (in two workers) may hang in the same situation at once: one owns it.
+            # Two tests (in two workers) may meet it in the same situation at once: one owns it.
             owner = self.run.claim(exc.identity, self.test_id)
             exc.owner = owner if owner != self.test_id else None
             self.run.mark_hung(
@@ -300,41 +319,8 @@ class Harness:
                     "requirement": requirement or "",
                     "call": exc.call or name,
                     "test": self.test_id,
-                    "limit": exc.limit or "",
-                },
-            )
-
-    def _success_stands_for(self, name: str, thread: int, args: dict[str, Any]) -> str | None:
-        """The requirement a call's success stands for under the profile (what a hang or a
-        crash of it is charged to), or None when the model cannot say."""
-        try:
-            with self.lock:
-                answers = self.model.preview(name, thread, **args)
-        except Exception:
-            return None
-        success = next((a for a in answers.alternatives if ACL_SUCCESS in a.codes), answers.primary)
-        return success.requirement
-
-    def _charge_crash(
-        self, exc: BackendCrash, name: str, thread: int, args: dict[str, Any]
-    ) -> None:
-        """A call raised instead of answering: charge it, as a hang is, to the requirement
-        its success stands for."""
-        requirement = self._success_stands_for(name, thread, args)
-        exc.charge_to(requirement, CALLS[name].c_name, self.snapshot())
-        if self.run is not None and exc.identity is not None:
-            # As for a hang: the test runs again past it, and no later call of the run in
-            # the same situation is made (a backend that raised there would again).
-            owner = self.run.claim(exc.identity, self.test_id)
-            exc.owner = owner if owner != self.test_id else None
-            self.run.mark_hung(
-                situation(name, args),
-                {
-                    "requirement": requirement or "",
-                    "call": exc.call or name,
-                    "test": self.test_id,
-                    "limit": "",
-                    "what": "crashed",
+                    "limit": (exc.limit or "") if isinstance(exc, BackendTimeout) else "",
+                    "what": "hung" if hang else "crashed",
                 },
             )
 

@@ -100,6 +100,7 @@ class RunOptions:
 CONFORMANCE_ALLOWED = {
     "adapter",
     "adapter_option",
+    "profile",
     "report_dir",
     "mode",
     "verbose",
@@ -109,7 +110,8 @@ CONFORMANCE_ALLOWED = {
     "jobs",
     "devices_per_worker",
 }
-"""What a conformance run may be given: none of it changes a verdict (a run its time
+"""What a conformance run may be given: none of it changes how a verdict is made (the
+profile is what the run claims, spec or cann, and the report names it; a run its time
 budget stops is not conformant: what it did not reach is unknown; the shards of a run,
 merged, are the run: a shard alone has no verdict; the number of workers only decides
 which process runs a test, and each test's examples depend on its own id, never on its
@@ -206,7 +208,7 @@ def check(opts: RunOptions) -> None:
             )
             raise RunError(
                 f"--mode conformance locks every option but --adapter, --adapter-option, "
-                f"--report-dir, --verbose, --time-budget, --shard, --durations, --jobs and "
+                f"--profile, --report-dir, --verbose, --time-budget, --shard, --durations, --jobs and "
                 f"--devices-per-worker (a "
                 f"conformance result is made with the suite's fixed settings); remove {flags}"
             )

@@ -139,8 +139,10 @@ def test_planted_bug_is_caught(
 
 
 def test_segfault_gives_crash_and_the_rest_passes(tmp_path: Path, double_builds: None) -> None:
-    """aclrtHostUnregister segfaults: the tests calling it are CRASH, naming the call and
-    the signal; a fresh agent serves every later test, and all of them pass."""
+    """aclrtHostUnregister segfaults: the first test calling it is CRASH, naming the call
+    and the signal, charged (as a hang is) to the requirement the call's success stands
+    for; a fresh agent serves every later test; the run declines that call in every later
+    test (one crash per situation, not one per test), and the others pass."""
     run = run_suite(
         tmp_path,
         ["double=segv-on:aclrtHostUnregister"],
@@ -150,10 +152,16 @@ def test_segfault_gives_crash_and_the_rest_passes(tmp_path: Path, double_builds:
     )
     crashed = run.with_status("crash")
     assert crashed, run.summary()
-    for r in crashed:
-        assert "aclrtHostUnregister" in r["message"] and "SIGSEGV" in r["message"], r
-    others = [r for r in run.results if r not in crashed]
-    assert len(others) >= 240 and all(r["status"] in ("pass", "skipped") for r in others), (
+    crashes = [f for r in crashed for f in r["failures"] if f["status"] == "crash"]
+    for f in crashes:
+        assert "aclrtHostUnregister" in f["message"] and "SIGSEGV" in f["message"], f
+        assert f["requirement"] and f["identity"], f
+    assert len(crashes) <= 2, run.summary()  # (two workers may meet it at once)
+    declined = run.with_status("declined")
+    for r in declined:
+        assert "the backend crashed on aclrtHostUnregister" in str(r["skip_reason"]), r
+    others = [r for r in run.results if r not in crashed and r not in declined]
+    assert len(others) >= 200 and all(r["status"] in ("pass", "skipped") for r in others), (
         run.summary()
     )
     assert run.wall < 180, run.summary()

@@ -14,9 +14,10 @@ An attempt that meets a hang (a call that did not return, charged to a requireme
 ``conformance/harness/hangs.py``) is run again too, once per hang: the run declines every
 later call in the hung call's situation, so the next attempt steps past it.
 
-An attempt that fails (a failure, a crash or a hang; not a declined step, an expected
-failure or a stale expectation) after one of its harnesses ran on a backend instance that
-had served earlier harnesses (``Suite.attempt_reused``: isolation ``reset`` or ``test``)
+An attempt that fails (a failure, or a crash or a hang charged to no call; not a declined
+step, an expected failure or a stale expectation; a call that never returned or raised is
+charged where it happened, its situation declined from then on, and stands) after one of
+its harnesses ran on a backend instance that had served earlier harnesses (``Suite.attempt_reused``: isolation ``reset`` or ``test``)
 is run again at once with a fresh instance for every harness, and that run replaces it:
 what the earlier harnesses left behind must never fail a later test.  If the rerun fails,
 its failure stands (fresh instances found it); if it passes, the test passes, "recovered by
@@ -93,7 +94,9 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> None:
         item.stash[ATTEMPT] = len(runs) + 1
         stop = item.session.shouldstop
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
-        if _failed(reports) and suite.attempt_reused:
+        if _failed(reports) and suite.attempt_reused and _hang_of(_call(reports)) is None:
+            # (A call that never returned or raised stands as found: the run now declines
+            # its situation, so a rerun could not meet it again, and would pass for it.)
             item.session.shouldstop = stop  # (--acl-stop-on) the rerun decides
             reports = _recheck(item, nextitem, suite, _what_failed(reports))
         runs.append(reports)

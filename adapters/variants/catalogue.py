@@ -243,9 +243,9 @@ CATALOGUE: tuple[Variant, ...] = (
         hangs="aclrtSynchronizeDevice",
     ),
     Variant(
-        "free-host-crashes-after-async-copy",
-        _doc(ob.FreeHostCrashesAfterAsyncCopy),
-        ob.FreeHostCrashesAfterAsyncCopy,
+        "free-host-crashes-on-large-buffers",
+        _doc(ob.FreeHostCrashesOnLargeBuffers),
+        ob.FreeHostCrashesOnLargeBuffers,
         dict.fromkeys(BOTH, "HOST-MEMORY-CALLS"),
         crashes="aclrtFreeHost",
     ),

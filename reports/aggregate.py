@@ -178,7 +178,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         declined = declined_tests(carriers)
         if status is Status.PASS and too_many_declined(declined):
             # Declined is never passed: too little of it was checked to vouch for it.
-            status, reason = Status.UNKNOWN, _declined_text(declined, "of its tests")
+            status, reason = Status.UNKNOWN, _declined_text(declined, "of its tests", "half")
         if results.get("interrupted") and status in UNDECIDED_WHEN_STOPPED:
             missing = unreached.get(rid) if unreached is not None else None
             if missing is None or missing:
@@ -221,12 +221,16 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-DECLINED_SHARE = 1 / 3
-"""The share of tests that may be declined (a step not taken: a masked requirement at
-stake, or a call in a situation that hung earlier in the run) before what they were to
-check is not vouched for: a requirement more than this share of whose tests that ran were
-declined is ``unknown`` (as is one all of whose tests were), and a run more than this share
-of whose tests were declined is not conformant and fails the gate."""
+DECLINED_SHARE = 1 / 2
+"""The share of a requirement's tests that may be declined (a step not taken: a masked
+requirement at stake, or a call in a situation that hung or crashed earlier in the run)
+before what they were to check is not vouched for: a requirement more than half of whose
+tests that ran were declined is ``unknown`` (as is one all of whose tests were): most of
+its tests did not run to their end."""
+
+RUN_DECLINED_SHARE = 1 / 3
+"""A run more than a third of whose tests were declined is not conformant and fails the
+gate, whatever each requirement's row says: too much of the suite did not run to its end."""
 
 
 def declined_tests(tests: list[dict[str, Any]]) -> dict[str, Any]:
@@ -252,17 +256,17 @@ def declined_tests(tests: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def too_many_declined(declined: dict[str, Any]) -> bool:
-    """More than :data:`DECLINED_SHARE` of the tests that ran were declined (or all were)."""
+def too_many_declined(declined: dict[str, Any], share: float = DECLINED_SHARE) -> bool:
+    """More than ``share`` of the tests that ran were declined (or all were)."""
     n, of = int(declined["tests"]), int(declined["of"])
-    return n > 0 and (n == of or n > DECLINED_SHARE * of)
+    return n > 0 and (n == of or n > share * of)
 
 
-def _declined_text(declined: dict[str, Any], what: str) -> str:
+def _declined_text(declined: dict[str, Any], what: str, share: str) -> str:
     by = ", ".join(f"{k} {v}" for k, v in declined["by"].items())
     return (
         f"{declined['tests']} of {declined['of']} {what} were declined (steps not taken, citing "
-        f"{by}), more than a third: too little was checked to vouch for it; first: "
+        f"{by}), more than {share}: too little was checked to vouch for it; first: "
         f"{declined['first']}"
     )
 
@@ -270,7 +274,9 @@ def _declined_text(declined: dict[str, Any], what: str) -> str:
 def run_declined(results: dict[str, Any]) -> str | None:
     """Why a run that declined too many of its tests vouches for nothing, or None."""
     declined = declined_tests(results["results"])
-    return _declined_text(declined, "the run's tests") if too_many_declined(declined) else None
+    if not too_many_declined(declined, RUN_DECLINED_SHARE):
+        return None
+    return _declined_text(declined, "the run's tests", "a third")
 
 
 def _status(

@@ -557,3 +557,74 @@ def test_a_requirement_found_in_a_test_is_stale_only_when_its_tests_ran_without_
     assert failure is not None and "did not fail citing PAGEABLE-BLOCKS" in failure.get(
         "message", ""
     )
+
+
+# -- declined is never passed (issue 34) -------------------------------------------------------
+def _declined_run(declined: int, passed: int, req: str = "KIND-ACCEPTED") -> dict:
+    """A run of ``declined`` tests declined (a hang's situation, cited) and ``passed`` tests
+    that passed, all carrying ``req``; every other requirement of the profile passes."""
+    reason = "declined: the backend hung on aclrtSynchronizeDevice() in t (charged to X)"
+    others = [
+        _test(f"t_{r['id']}", "pass", [r["id"]])
+        for r in results.catalogue("spec")
+        if r["id"] != req
+    ]
+    mine = [_test(f"p{i}", "pass", [req]) for i in range(passed)] + [
+        _test(f"d{i}", "declined", [req], skip_reason=reason, declined_by="STREAM-QUERY")
+        for i in range(declined)
+    ]
+    return _results(others + mine)
+
+
+def test_a_requirement_most_of_whose_tests_were_declined_is_unknown() -> None:
+    report = reports.build(_declined_run(declined=6, passed=4), SUITE, RUN)
+    _validate(report)
+    row = _row(report, "KIND-ACCEPTED")
+    assert row["status"] == "unknown", row
+    assert row["declined"]["tests"] == 6 and row["declined"]["of"] == 10
+    assert row["declined"]["by"] == {"STREAM-QUERY": 6}
+    assert "6 of 10 of its tests were declined" in row["reason"]
+    assert "the backend hung on aclrtSynchronizeDevice()" in row["reason"]
+    assert report["verdict"] == "not conformant"
+    # fewer than half: decided by the tests that ran, and still counted
+    report = reports.build(_declined_run(declined=4, passed=6), SUITE, RUN)
+    row = _row(report, "KIND-ACCEPTED")
+    assert row["status"] == "pass" and row["declined"]["tests"] == 4
+    assert "declined 4 of" in report["verdict_headline"] or report["summary"]["tests_declined"] == 4
+    # all of them
+    report = reports.build(_declined_run(declined=3, passed=0), SUITE, RUN)
+    assert _row(report, "KIND-ACCEPTED")["status"] == "unknown"
+
+
+def test_a_run_that_declined_more_than_a_third_of_its_tests_is_not_conformant() -> None:
+    """Every test that ran passed, and every requirement has a test that ran; more than a
+    third of the run's tests were declined: not conformant, the gate failing, the headline
+    saying how many."""
+    doc = _declined_run(declined=0, passed=1)
+    n = len(doc["results"])
+    declined = [
+        _test(
+            f"x{i}",
+            "declined",
+            ["RETURN-CODES"],
+            skip_reason="declined: the backend hung on aclrtStreamQuery in t",
+            declined_by="STREAM-QUERY",
+        )
+        for i in range(n + 1)
+    ]
+    doc["results"] += declined
+    # as many passed: RETURN-CODES has half of its tests declined (not more), and the run
+    # n + 1 of 3n + 2 (more than a third)
+    doc["results"] += [_test(f"r{i}", "pass", ["RETURN-CODES"]) for i in range(len(declined))]
+    report = reports.build(doc, SUITE, RUN)
+    _validate(report)
+    assert all(r["status"] == "pass" for r in report["requirements"]), [
+        (r["id"], r["status"]) for r in report["requirements"] if r["status"] != "pass"
+    ]
+    assert report["verdict"] == "not conformant"
+    assert any("of the run's tests were declined" in x for x in report["verdict_reasons"])
+    assert report["gate"]["result"] == "fail"
+    assert f"{len(declined)} of {report['summary']['tests_run']} tests declined" in (
+        report["verdict_headline"]
+    )
+    assert report["summary"]["tests_declined"] == len(declined)

@@ -276,7 +276,7 @@ def run_declined(results: dict[str, Any]) -> str | None:
     declined = declined_tests(results["results"])
     if not too_many_declined(declined, RUN_DECLINED_SHARE):
         return None
-    return _declined_text(declined, "the run's tests", "a third")
+    return _declined_text(declined, "of the run's tests", "a third")
 
 
 def _status(

@@ -460,10 +460,17 @@ class Harness:
     @property
     def null_stream_usable(self) -> bool:
         """May a step use NULL as a stream?  Only when the backend declares a default stream
-        and the run has not found NULL broken: once STREAM-NULL-DEFAULT failed (it is masked),
-        a step that does not care which stream it uses takes a stream of its own, so that
-        the other requirements are decided on their own evidence."""
-        return self.caps.default_stream and STREAM_NULL_DEFAULT not in self.model.masks
+        and the run has not found NULL broken: once STREAM-NULL-DEFAULT failed (it is
+        masked), or NULL's synchronisation hung or raised, a step that does not care which
+        stream it uses takes a stream of its own, so that the other requirements are decided
+        on their own evidence."""
+        return (
+            self.caps.default_stream
+            and STREAM_NULL_DEFAULT not in self.model.masks
+            # (NULL's synchronisation hung or raised earlier in the run: a step that does not
+            # care which stream it uses takes one it can wait for)
+            and self.backend.would_hang("synchronize_stream", {"stream": 0}) is None
+        )
 
     def any_stream(self) -> int:
         """A stream for a test that does not care which: NULL (the default stream) when the

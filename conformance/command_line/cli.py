@@ -434,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except runner.RunError as exc:
         sys.stderr.write(f"acl-conformance {args.command}: {exc}\n")
-        return 2
+        return exc.status
     except Interrupted as exc:
         written = " (the report of what finished is written)" if exc.reported else ""
         sys.stderr.write(f"acl-conformance {args.command}: interrupted ({exc}){written}\n")

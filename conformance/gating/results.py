@@ -39,6 +39,15 @@ NOT_SUPPORTED = "not supported: "
 """Prefix of skip reasons for capabilities the backend lacks."""
 
 
+SUITE_ERROR = "acl_suite_error"
+"""The user property in which the plugin says, in one line, that the suite itself went wrong
+while it ran a test (recording a failure raised): the run did not reach its end."""
+
+ENDED = "did_not_reach_its_end"
+"""The results document's list of why the run did not reach its end ([] when it did): a
+worker lost, an internal error, the suite's own error, tests that never ran; the report
+adds pytest's exit status and a stop (``reports/ending.py``)."""
+
 ACL_STATUS = "acl_status"
 """The user property in which the plugin gives a test's status when pytest's outcome does
 not tell it (``declined``, ``xpass``, or the status of the failure it found); its value is
@@ -124,34 +133,46 @@ def record(report: pytest.TestReport, status: Status) -> dict[str, Any]:
 
 
 def crash_record(
-    nodeid: str, suite_id: str, requirements: list[str], message: str
+    nodeid: str,
+    suite_id: str,
+    requirements: list[str],
+    message: str,
+    failures: list[dict[str, Any]] | None = None,
+    status: Status = Status.CRASH,
 ) -> dict[str, Any]:
-    """The result record of a test whose process died while it ran (no report of its own)."""
+    """The result record of a test whose process died while it ran (no report of its own):
+    ``failures`` are those it had found (kept from the process's notes, ``inflight.py``);
+    ``status`` is ``crash`` when the backend took the process down, ``error`` when the suite
+    did (it died, or stopped, while recording a failure: that failure is charged, and the
+    test's other requirements are not decided by it)."""
+    failures = list(failures or [])
+    first = next((f for f in failures if f.get("requirement")), None)
     return {
         "nodeid": nodeid,
         "suite_id": suite_id,
-        "status": Status.CRASH.value,
+        "status": status.value,
         "phase": "call",
         "requirements": list(requirements),
-        "failed_requirement": None,
-        "also_explained_by": [],
-        "call_count": None,
-        "calls": [],
+        "failed_requirement": first.get("requirement") if first else None,
+        "also_explained_by": list(first.get("also") or []) if first else [],
+        "call_count": first.get("call_count") if first else None,
+        "calls": list(first.get("calls") or []) if first else [],
         "allowed": None,
         "observed": None,
         "message": message,
         "skip_reason": None,
         "expected_failure": None,
-        "trace_file": None,
-        "reproduce": None,
+        "trace_file": first.get("trace_file") if first else None,
+        "reproduce": first.get("reproduce") if first else None,
         "duration_s": 0.0,
-        "failures": [],
+        "failures": failures,
         "tally": {},
         "masks": [],
         "attempts": 1,
         "completed": False,
         "declined_by": None,
         "last_message": None,
+        "cut_short": message,
     }
 
 
@@ -230,6 +251,8 @@ def document(
     instances: dict[str, Any] | None = None,
     suite_version: str | None = None,
     shard: dict[str, Any] | None = None,
+    did_not_reach_its_end: list[str] | None = None,
+    collected: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole results document (``shard``: what part of the suite a ``--shard K/N`` run
     ran, ``shards.info``; None for a whole run)."""
@@ -256,6 +279,8 @@ def document(
         "flakes": flakes,
         "instances": instances,
         "shard": shard,
+        ENDED: list(did_not_reach_its_end or []),
+        **({"collected": collected} if collected is not None else {}),
     }
 
 
@@ -338,6 +363,7 @@ def from_journal(path: Path, duration_s: float) -> dict[str, Any] | None:
     header: dict[str, Any] | None = None
     backend: dict[str, Any] = {}
     records: list[dict[str, Any]] = []
+    ended: list[str] = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -355,6 +381,8 @@ def from_journal(path: Path, duration_s: float) -> dict[str, Any] | None:
             backend = entry["backend"]
         elif "record" in entry:
             records.append(entry["record"])
+        elif ENDED in entry:
+            ended.append(str(entry[ENDED]))
     if header is None:
         return None
     return document(
@@ -365,4 +393,5 @@ def from_journal(path: Path, duration_s: float) -> dict[str, Any] | None:
         duration_s=duration_s,
         exitstatus=None,
         results=records,
+        did_not_reach_its_end=ended,
     )

@@ -50,8 +50,10 @@ def build(results: dict[str, Any], suite: dict[str, Any], run: dict[str, Any]) -
     ended = ending.reasons(results)
     why = "; ".join(ended) or None
     if why is not None:
-        # What a run that did not reach its end left undecided is unknown (not reached).
-        results = {**results, "interrupted": why}
+        # What a run that did not reach its end left undecided is unknown (not reached);
+        # each row names the first reason (the verdict and the run give them all).
+        more = f" and {len(ended) - 1} more (see the run)" if len(ended) > 1 else ""
+        results = {**results, "interrupted": ended[0] + more}
     rows = aggregate.requirement_rows(results)
     gate = aggregate.gate(results, rows)
     interrupted = stopped or why

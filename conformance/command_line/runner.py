@@ -382,7 +382,10 @@ def _pass_through(lines: Iterable[str], out: TextIO) -> None:
     said: set[str] = set()
     for line in lines:
         text = line.strip()
-        if text.startswith(INTERNAL_ERROR):
+        if INTERNAL_ERROR in line:
+            before = line[: line.index(INTERNAL_ERROR)]  # the progress dots it follows
+            if before.strip():
+                out.write(before)
             if INTERNAL_ERROR not in said:
                 said.add(INTERNAL_ERROR)
                 out.write(

@@ -41,6 +41,8 @@ _DIED = pytest.StashKey[list[dict[str, Any]]]()
 _JOURNAL = pytest.StashKey[results.Journal]()
 _ENDED = pytest.StashKey[list[str]]()
 """Why the run did not reach its end (results.ENDED), as the controller learns it."""
+_INTERNAL = pytest.StashKey[bool]()
+"""pytest has stopped with an internal error (the first one is the one said)."""
 _ITEMS = pytest.StashKey[list[str]]()
 """A run without pytest-xdist: the node ids of the suite's tests it is to run."""
 
@@ -95,8 +97,9 @@ class Collector:
     def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """pytest stopped with an internal error (in the controller, or one a worker
         forwarded): the run does not reach its end; said in one line."""
-        if hasattr(self.config, "workerinput"):
-            return
+        if hasattr(self.config, "workerinput") or self.config.stash.get(_INTERNAL, False):
+            return  # (a later one follows from the first)
+        self.config.stash[_INTERNAL] = True
         _ended(self.config, f"pytest stopped with an internal error: {_internal_error(excinfo)}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -148,6 +151,10 @@ def _internal_error(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     text = str(exc)
     if isinstance(exc, AssertionError) and text.lstrip().startswith("Traceback"):
         lines = [x.strip() for x in text.splitlines() if x.strip()]
+        while len(lines) > 1 and lines[-1].startswith("assert "):
+            lines.pop()  # pytest's rewriting of pytest-xdist's ``assert False, text``
+        if lines and lines[-1].startswith("E "):
+            lines[-1] = lines[-1][2:].strip()
         frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', text)
         where = f" (in {Path(frames[-1][0]).name} {frames[-1][1]})" if frames else ""
         return f"in a worker: {' '.join(lines[-1].split())[:300]}{where}"
@@ -242,7 +249,11 @@ def _write_results(
     seen = {r["nodeid"] for r in records}
     for note in inflight.read_all(path):
         nodeid = note.get("nodeid")
-        if nodeid and nodeid not in seen:
+        if nodeid and nodeid in seen and config.stash.get(_INTERNAL, False):
+            # reported, but its process did not get past it (an internal error there)
+            sid = ids.get(nodeid, (short_id(nodeid), []))[0]
+            _ended(config, f"worker {note.get('worker')} stopped in {sid}, after its result")
+        elif nodeid and nodeid not in seen:
             # A test a process was running when the run ended without it (an internal
             # error stopped it): named, with what its note kept.
             how = f"the run ended while worker {note.get('worker')} ran it"

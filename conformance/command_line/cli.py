@@ -71,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the conformance suite against a backend (default: the bundled "
         "simulator); write report.json, report.md, report.html and junit.xml.  Exit status: "
         "in ci mode the gate's (0: nothing changed against the expectations file), in "
-        "conformance mode the verdict's (0: conformant); 1 otherwise, 2 on a usage or set-up "
-        "error, 130 / 143 when interrupted (SIGINT / SIGTERM; the report of what finished is "
+        "conformance mode the verdict's (0: conformant); 1 otherwise (and for a run that did "
+        "not reach its end: a worker lost, an internal error, a report not written whole), 2 "
+        "on a usage or set-up error, 130 / 143 when interrupted (SIGINT / SIGTERM; the report of what finished is "
         "written, marked interrupted).  Arguments after -- go to pytest (ci mode).",
     )
     p_run.add_argument(

@@ -5,10 +5,16 @@ worker or more): a backend that kills its process takes a worker with it, and
 pytest-xdist reports that test and carries on with a fresh worker, so the run
 still finishes and says what happened.
 
+Fail closed: a run that did not reach its end (a worker lost, pytest's internal error
+or an exit status other than 0, 1 or 5, the suite's own error while recording a
+failure, tests that never ran, a report not written whole; ``reports/ending.py``) is
+never conformant and fails the gate, in every format.
+
 Exit status: in ``--mode ci`` the gate's (0: nothing changed against the
 expectations file, 1: something did); in ``--mode conformance`` the verdict's (0:
-conformant, 1: not conformant); 2 a usage or set-up error (one line on stderr, no
-traceback).
+conformant, 1: not conformant); 1 for a run that did not reach its end whose report
+could not be made (one line on stderr); 2 a usage or set-up error (one line on stderr,
+no traceback).
 """
 
 from __future__ import annotations

@@ -108,6 +108,8 @@ class Collector:
         journal = config.stash.get(_JOURNAL, None)
         if "suite_id" not in props:
             if report.failed and "crashed while running" in str(report.longrepr):
+                if _worker_error(config, report) == STOPPED_BY_USER:
+                    return  # the run was interrupted (SIGINT): the test was not reached
                 # pytest-xdist's report for a test whose worker died (the test it was
                 # running, named by the worker's own note of it when it has one).
                 record, why = _died(config, report)
@@ -116,8 +118,6 @@ class Collector:
                     journal.write("record", record)
                 _ended(config, why)
             return
-        if props.get(results.SUITE_ERROR):
-            _ended(config, str(props[results.SUITE_ERROR]))
         backend: Any = props.get("backend")
         if isinstance(backend, dict):
             config.stash[_BACKEND] = backend
@@ -128,6 +128,14 @@ class Collector:
             return
         record = results.record(report, status)
         config.stash.setdefault(_RESULTS, []).append(record)
+        # The suite's own error while recording a failure of any attempt of the test (the
+        # failure is kept from its note): the run does not reach its end.
+        for error in [
+            props.get(results.SUITE_ERROR),
+            *(f.get("suite_error") for f in record["failures"] if isinstance(f, dict)),
+        ]:
+            if error:
+                _ended(config, str(error))
         if journal is not None:
             journal.write("record", record)
 
@@ -204,11 +212,24 @@ def _unfinished(
     return record, f"{sid}: {how}{during}"
 
 
+STOPPED_BY_USER = "keyboard-interrupt"
+"""How pytest-xdist says a worker went down on a SIGINT (not a death: the run was stopped)."""
+
+
+def _worker_of(report: pytest.TestReport) -> str:
+    """The worker pytest-xdist names on the report of a test whose worker went down."""
+    return str(getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "") or "")
+
+
+def _worker_error(config: pytest.Config, report: pytest.TestReport) -> str | None:
+    return config.stash.get(LOST, {}).get(_worker_of(report))
+
+
 def _died(config: pytest.Config, report: pytest.TestReport) -> tuple[dict[str, Any], str]:
     """The record of a test whose worker died while running it, and why the run did not
     reach its end.  pytest-xdist names the test its worker was given last; the worker's own
     note (``inflight.py``) says what it had found and was recording, if anything."""
-    worker = str(getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "") or "")
+    worker = _worker_of(report)
     note = inflight.read(Path(config.getoption("acl_results")), worker) if worker else None
     error = config.stash.get(LOST, {}).get(worker) or str(report.longrepr).strip()[:300]
     how = f"its process died (worker {worker or '?'}: {error})"
@@ -247,7 +268,11 @@ def _write_results(
             died = {**died, "requirements": ids.get(died["nodeid"], ("", []))[1]}
         records.append(died)
     seen = {r["nodeid"] for r in records}
-    for note in inflight.read_all(path):
+    # pytest's Interrupted (a SIGINT, --acl-stop-on, -x, pytest-xdist's most crashed
+    # workers): what did not finish was not reached, and says so (reports/ending.py);
+    # a worker that died on its own has already been said.
+    interrupted = exitstatus == int(pytest.ExitCode.INTERRUPTED)
+    for note in [] if interrupted else inflight.read_all(path):
         nodeid = note.get("nodeid")
         if nodeid and nodeid in seen and config.stash.get(_INTERNAL, False):
             # reported, but its process did not get past it (an internal error there)
@@ -264,7 +289,7 @@ def _write_results(
     inflight.remove_all(path)
     named = {str(d.get("worker")) for d in config.stash.get(_DIED, [])}
     for worker, error in config.stash.get(LOST, {}).items():
-        if worker not in named:  # down with no test of its own named: between tests
+        if worker not in named and error != STOPPED_BY_USER:  # down between tests
             _ended(config, f"worker {worker} was lost: {error}")
     scheduled = config.stash.get(SCHEDULED, None)
     to_run = (
@@ -273,7 +298,7 @@ def _write_results(
         else config.stash.get(_ITEMS, [])
     )
     never = [n for n in to_run if n not in seen]
-    if never:
+    if never and not interrupted:
         first = ids.get(never[0], (short_id(never[0]), []))[0]
         _ended(
             config,
@@ -304,7 +329,7 @@ def _write_results(
         else None,
         did_not_reach_its_end=ended,
         # what was to run, for a run that did not reach its end: which tests it left
-        collected=results.read_collected(results.collected_path(path)) if ended else None,
+        collected=results.read_collected(results.collected_path(path)) if ended or never else None,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))

@@ -383,3 +383,47 @@ def test_a_report_that_cannot_be_rendered_whole_is_marked_and_fails(
     suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
     assert suite is not None and int(suite.get("failures") or 0) >= 1
     assert "Traceback" not in out + err
+
+
+def test_a_report_that_cannot_be_made_is_one_line_and_leaves_no_previous_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's report cannot be made (a MemoryError while building it): one line, exit 1,
+    and the previous report in the folder (a conformant one) is gone, not left to pass for
+    this run's."""
+    from acl_conformance.conformance.command_line import runner
+
+    d = tmp_path / "report"
+    d.mkdir()
+    (d / "report.json").write_text('{"verdict": "conformant"}\n')
+
+    def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise MemoryError()
+
+    monkeypatch.setattr(runner.reports, "build", broken)
+    rc, out, err = _run(
+        capsys, "run", "--requirement", "STREAM-CALLS", "--jobs", "1", "--report-dir", str(d)
+    )
+    assert rc == 1, out[-2000:] + err
+    assert err.strip().splitlines() == [
+        "acl-conformance run: the run did not reach its end: its report could not be made "
+        "(MemoryError); not conformant"
+    ], err
+    assert not (d / "report.json").exists()
+    assert (d / "results.json").exists()  # what the run found is kept
+
+
+def test_an_unexpected_error_of_the_command_is_one_line_and_never_a_pass(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acl_conformance.conformance.command_line import runner
+
+    def broken(*args: Any, **kwargs: Any) -> int:
+        raise ValueError("something the suite did not foresee")
+
+    monkeypatch.setattr(runner, "run", broken)
+    rc, _out, err = _run(capsys, "run", "--mode", "conformance")
+    assert rc == 1
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "ValueError: something the suite did not foresee" in err
+    assert "the run did not reach its end" in err

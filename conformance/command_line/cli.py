@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from typing import NoReturn
 
@@ -443,6 +444,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"acl-conformance {args.command}: interrupted (SIGINT)\n")
         return 130
+    except Exception as exc:  # a MemoryError too: one line, never a traceback, never a pass
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = (
+            f" (in {Path(tb.tb_frame.f_code.co_filename).name} {tb.tb_frame.f_code.co_name})"
+            if tb
+            else ""
+        )
+        what = " ".join(str(exc).split())[:300]
+        ended = "; the run did not reach its end" if args.command == "run" else ""
+        sys.stderr.write(
+            f"acl-conformance {args.command}: {type(exc).__name__}{': ' + what if what else ''}"
+            f"{where}{ended}\n"
+        )
+        return 1
     return rc
 
 

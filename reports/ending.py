@@ -16,6 +16,7 @@ The reasons, from the results document alone:
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 ENDED = "did_not_reach_its_end"
@@ -39,10 +40,23 @@ def reasons(results: dict[str, Any]) -> list[str]:
         out.append(f"stopped, {results['interrupted']}")
     out += [str(r) for r in results.get(ENDED) or [] if r]
     status = results.get("exitstatus")
-    if isinstance(status, int) and status not in NORMAL_EXIT and not results.get("interrupted"):
-        meaning = _EXIT_MEANING.get(status, "not an exit status of a session that ended")
-        out.append(f"pytest ended with exit status {status} ({meaning})")
+    if (
+        isinstance(status, int)
+        and status not in NORMAL_EXIT
+        and not results.get("interrupted")
+        and not any(f"exit status {status}" in r for r in out)
+    ):
+        out.append(f"pytest ended with exit status {status} ({_meaning(status)})")
     return list(dict.fromkeys(out))
+
+
+def _meaning(status: int) -> str:
+    if status < 0:
+        try:
+            return f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return _EXIT_MEANING.get(status, "not an exit status of a session that ended")
 
 
 def why(results: dict[str, Any]) -> str | None:

@@ -95,6 +95,13 @@ FAULTS = textwrap.dedent(
             and _once()
         ):
             raise MemoryError()
+        if (
+            os.environ.get("ACL_TEST_FAULT") == "controller"
+            and not os.environ.get("PYTEST_XDIST_WORKER")
+            and ("acl_failure" in props or "failures" in props)
+            and _once()
+        ):
+            os.kill(os.getpid(), signal.SIGKILL)  # pytest itself, as the OOM killer might
     '''
 )
 
@@ -307,6 +314,28 @@ def test_an_internal_error_in_a_worker_is_never_conformant(
     )
     assert report["run"]["pytest_exitstatus"] == 3
     assert "pytest stopped with an internal error" in out
+
+
+def test_pytest_killed_before_it_wrote_its_results_reports_from_its_journal(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    faults: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pytest itself is killed: no results.json.  The report is made from its journal (what
+    finished keeps its status, the failure found is kept), marked, never conformant."""
+    monkeypatch.setenv("PYTEST_PLUGINS", "acl_test_faults")
+    monkeypatch.setenv("ACL_TEST_FAULT", "controller")
+    d = tmp_path / "report"
+    rc, out, err = _run(
+        capsys, "run", "--adapter", MUTANT, "--requirement", "KIND-REJECTED",
+        "--requirement", "STREAM-CALLS", "--report-dir", str(d),
+    )  # fmt: skip
+    assert rc == 1, out[-3000:] + err
+    report = _check_did_not_reach_its_end(
+        d, out, err, "pytest ended (exit status -9, killed by SIGKILL) and wrote no results"
+    )
+    assert _rows(report)["KIND-REJECTED"]["status"] == "fail"
 
 
 # -- the reports -------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import threading
@@ -706,12 +707,41 @@ def _written_results(results_path: Path, rc: int, stderr: str, elapsed: float) -
         raise RunError(
             f"the suite did not run to the end (pytest exit {rc}): {_usage_error_line(stderr)}"
         )
-    journaled[results_doc.ENDED] = [
+    ended = [
         *journaled.get(results_doc.ENDED, []),
-        f"pytest ended (exit status {rc}) and {problem}: the report is made from its journal",
+        f"pytest ended (exit status {rc}{', killed by ' + _signal_name(-rc) if rc < 0 else ''}) "
+        f"and {problem}: the report is made from its journal",
     ]
+    # The tests its processes were running then: named, with the failures they had found.
+    collected = results_doc.read_collected(results_doc.collected_path(results_path)) or []
+    listed = {t["nodeid"]: t for t in collected}
+    seen = {r.get("nodeid") for r in journaled["results"]}
+    for note in results_doc.read_all_inflight(results_path):
+        nodeid = note.get("nodeid")
+        if not nodeid or nodeid in seen:
+            continue
+        t = listed.get(nodeid, {})
+        record, why = results_doc.unfinished_record(
+            nodeid,
+            t.get("suite_id", nodeid),
+            list(t.get("requirements", [])),
+            note,
+            f"pytest ended while worker {note.get('worker')} ran it",
+            False,
+            results_path.parent,
+        )
+        journaled["results"].append(record)
+        ended.append(why)
+    journaled[results_doc.ENDED] = ended
     journaled["exitstatus"] = rc
     return journaled
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _stopped_results(results_path: Path, elapsed: float) -> dict[str, Any] | None:

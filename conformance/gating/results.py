@@ -176,6 +176,96 @@ def crash_record(
     }
 
 
+def failure_from_note(note: dict[str, Any], why: str, trace_written: bool) -> dict[str, Any]:
+    """A failure record made of a process's short note of it (``plugin/inflight.py``,
+    written before the failure is recorded): ``why`` says what became of the rest,
+    ``trace_written`` whether the trace file the note names was written."""
+    planned = note.get("trace_file")
+    trace = "" if trace_written or not planned else f"; its trace {planned} was not written"
+    return {
+        "requirement": note.get("requirement"),
+        "also": list(note.get("also") or []),
+        "identity": note.get("identity"),
+        "status": note.get("status") or Status.FAIL.value,
+        "expected": note.get("expected"),
+        "same_as": note.get("same_as"),
+        "calls": [note["call"]] if note.get("call") else [],
+        "call_count": 1 if note.get("call") else 0,
+        "allowed": None,
+        "observed": None,
+        "message": f"{note.get('message') or ''}\n"
+        + (f"call:     {note['call']}\n" if note.get("call") else "")
+        + f"({why}{trace})",
+        "trace_file": planned if trace_written else None,
+        "reproduce": note.get("reproduce"),
+        "attempt": note.get("attempt", 1),
+        "replay": None,
+    }
+
+
+def unfinished_record(
+    nodeid: str,
+    suite_id: str,
+    requirements: list[str],
+    note: dict[str, Any] | None,
+    how: str,
+    died: bool,
+    results_dir: Path,
+) -> tuple[dict[str, Any], str]:
+    """The record of a test that did not finish (``how``: what happened to it, ``died``:
+    its process died), with what its process's note kept (the failures it had found, the
+    one it was recording; trace files named relative to ``results_dir``); and the reason
+    the run did not reach its end, in one line.
+
+    The backend took the process down in the test: ``crash``, of the test's requirements.
+    The suite's own end (its process died while recording a failure, an internal error,
+    pytest ended): ``error``; the failures it had found are charged, and what the test did
+    not get to is not decided by it."""
+    notes = list(note.get("failures") or []) if note and note.get("nodeid") == nodeid else []
+    failures = []
+    for n in notes:
+        trace = n.get("trace_file")
+        written = bool(trace) and (results_dir / str(trace)).is_file()
+        when = "after it was recorded" if n.get("recorded") else "while it was being recorded"
+        failures.append(
+            failure_from_note(n, f"kept from the test's own note: {how} {when}", written)
+        )
+    recording = next((n for n in notes if not n.get("recorded")), None)
+    during = (
+        f", while the suite was recording its failure of {recording.get('requirement') or '?'}"
+        if recording is not None
+        else ""
+    )
+    status = Status.CRASH if died and recording is None else Status.ERROR
+    record = crash_record(nodeid, suite_id, requirements, f"{how}{during}", failures, status)
+    return record, f"{suite_id}: {how}{during}"
+
+
+def inflight_path(results_path: Path, worker: str) -> Path:
+    """Where process ``worker`` (``gw0``, or ``main``) keeps its note of what it is doing."""
+    return results_path.with_name(f"{results_path.stem}.inflight.{worker}.json")
+
+
+def read_inflight(results_path: Path, worker: str) -> dict[str, Any] | None:
+    """What process ``worker`` noted last, or None."""
+    try:
+        doc = json.loads(inflight_path(results_path, worker).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def read_all_inflight(results_path: Path) -> list[dict[str, Any]]:
+    """What every process of the run noted last."""
+    out = []
+    stem = f"{results_path.stem}.inflight."
+    for p in sorted(results_path.parent.glob(f"{stem}*.json")):
+        doc = read_inflight(results_path, p.name[len(stem) : -len(".json")])
+        if doc is not None:
+            out.append(doc)
+    return out
+
+
 def instances(
     started: Mapping[str, int],
     recovered: list[str],

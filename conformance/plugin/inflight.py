@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from acl_conformance.conformance.gating import results
+
 _NOTE = pytest.StashKey[dict[str, Any]]()
 
 
@@ -26,8 +28,7 @@ def worker_name(config: pytest.Config) -> str:
     return str(workerinput.get("workerid", "main")) if workerinput else "main"
 
 
-def path(results_path: Path, worker: str) -> Path:
-    return results_path.with_name(f"{results_path.stem}.inflight.{worker}.json")
+path = results.inflight_path
 
 
 def _path_of(config: pytest.Config) -> Path | None:
@@ -93,24 +94,8 @@ def recorded(config: pytest.Config, failure: dict[str, Any]) -> None:
     _write(config, note)
 
 
-def read(results_path: Path, worker: str) -> dict[str, Any] | None:
-    """What worker ``worker`` noted last, or None."""
-    try:
-        doc = json.loads(path(results_path, worker).read_text())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def read_all(results_path: Path) -> list[dict[str, Any]]:
-    """What every process of the run noted last."""
-    out = []
-    for p in sorted(results_path.parent.glob(f"{results_path.stem}.inflight.*.json")):
-        worker = p.name[len(results_path.stem) + len(".inflight.") : -len(".json")]
-        doc = read(results_path, worker)
-        if doc is not None:
-            out.append(doc)
-    return out
+read = results.read_inflight
+read_all = results.read_all_inflight
 
 
 def remove_all(results_path: Path) -> None:

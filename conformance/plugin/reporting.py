@@ -286,38 +286,12 @@ def _unrecorded(item: pytest.Item, note: dict[str, Any], exc: BaseException) -> 
     why the rest is missing (``suite_error``: the run did not reach its end)."""
     path = _trace_path(item)
     why = f"the suite could not record it: {error_line(exc)}"
-    record = failure_from_note(note, why, trace_written=path is not None and path.is_file())
+    record = results.failure_from_note(note, why, path is not None and path.is_file())
     record["suite_error"] = (
         f"{why}; the failure of {note.get('requirement') or 'a requirement'} in "
         f"{note.get('test')} is kept from its note (its requirement, call and trace path)"
     )
     return record
-
-
-def failure_from_note(note: dict[str, Any], why: str, trace_written: bool) -> dict[str, Any]:
-    """A failure record made of an ``inflight`` note (``why``: what became of the rest;
-    ``trace_written``: whether the trace file the note names was written)."""
-    planned = note.get("trace_file")
-    trace = "" if trace_written or not planned else f"; its trace {planned} was not written"
-    return {
-        "requirement": note.get("requirement"),
-        "also": list(note.get("also") or []),
-        "identity": note.get("identity"),
-        "status": note.get("status") or Status.FAIL.value,
-        "expected": note.get("expected"),
-        "same_as": note.get("same_as"),
-        "calls": [note["call"]] if note.get("call") else [],
-        "call_count": 1 if note.get("call") else 0,
-        "allowed": None,
-        "observed": None,
-        "message": f"{note.get('message') or ''}\n"
-        + (f"call:     {note['call']}\n" if note.get("call") else "")
-        + f"({why}{trace})",
-        "trace_file": planned if trace_written else None,
-        "reproduce": note.get("reproduce"),
-        "attempt": note.get("attempt", 1),
-        "replay": None,
-    }
 
 
 def error_line(exc: BaseException) -> str:

@@ -22,13 +22,11 @@ from acl_conformance.conformance.gating.expectations import Expectations
 from acl_conformance.conformance.gating.expectations import short_id
 from acl_conformance.conformance.session import context
 from acl_conformance.conformance.session import placement
-from acl_conformance.reports.status import Status
 
 from . import inflight
 from . import shared
 from .options import adapter_options
 from .reporting import error_line
-from .reporting import failure_from_note
 from .xdist import INSTANCES
 from .xdist import ITEMS
 from .xdist import LOST
@@ -185,31 +183,11 @@ def _suite_ids(config: pytest.Config) -> dict[str, tuple[str, list[str]]]:
 def _unfinished(
     config: pytest.Config, nodeid: str, note: dict[str, Any] | None, how: str, died: bool
 ) -> tuple[dict[str, Any], str]:
-    """The record of a test that did not finish (``how``: what happened, ``died``: its
-    process died), with what its process's note kept of it (the failures it had found, the
-    one it was recording); and the reason the run did not reach its end, in one line."""
+    """The record of a test that did not finish, and why the run did not reach its end
+    (``results.unfinished_record``)."""
     sid, reqs = _suite_ids(config).get(nodeid, (short_id(nodeid), []))
     path = Path(config.getoption("acl_results"))
-    notes = list(note.get("failures") or []) if note and note.get("nodeid") == nodeid else []
-    failures = []
-    for n in notes:
-        trace = n.get("trace_file")
-        written = bool(trace) and (path.parent / str(trace)).is_file()
-        when = "after it was recorded" if n.get("recorded") else "while it was being recorded"
-        why = f"kept from the test's own note: {how} {when}"
-        failures.append(failure_from_note(n, why, trace_written=written))
-    recording = next((n for n in notes if not n.get("recorded")), None)
-    during = (
-        f", while the suite was recording its failure of {recording.get('requirement') or '?'}"
-        if recording is not None
-        else ""
-    )
-    # The backend took the process down in the test: a crash of the test's requirements.
-    # The suite's own end (recording a failure, an internal error): the failures it had
-    # found are charged, and what the test did not get to is not decided by it.
-    status = Status.CRASH if died and recording is None else Status.ERROR
-    record = results.crash_record(nodeid, sid, reqs, f"{how}{during}", failures, status)
-    return record, f"{sid}: {how}{during}"
+    return results.unfinished_record(nodeid, sid, reqs, note, how, died, path.parent)
 
 
 STOPPED_BY_USER = "keyboard-interrupt"

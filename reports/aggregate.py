@@ -332,6 +332,11 @@ def _status(
         t = unfinished[0]
         cause = ", ".join(_cited_by(t)) or t["status"]
         more = f" (and {len(unfinished) - 1} more)" if len(unfinished) > 1 else ""
+        if t.get("cut_short"):  # its process died, or the run ended, while it ran
+            return (
+                Status.UNKNOWN,
+                f"{t['suite_id']}{more} could not run to its end: {t['cut_short']}",
+            )
         return Status.UNKNOWN, (
             f"{t['suite_id']}{more} could not run to its end: stopped by {cause} after "
             f"{t.get('attempts', 1)} attempt(s)"
@@ -378,12 +383,12 @@ def not_reached(results: dict[str, Any]) -> dict[str, list[str]] | None:
     return out
 
 
-def _not_reached(missing: list[str] | None, stopped: str) -> str:
+def _not_reached(missing: list[str] | None, ended: str) -> str:
     if not missing:
-        return f"{NOT_REACHED}: the run was stopped ({stopped}) before its tests were known"
+        return f"{NOT_REACHED}: the run did not reach its end ({ended}) before its tests were known"
     more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
     return (
-        f"{NOT_REACHED}: {missing[0]}{more} did not finish before the run was stopped ({stopped})"
+        f"{NOT_REACHED}: {missing[0]}{more} did not finish: the run did not reach its end ({ended})"
     )
 
 
@@ -616,7 +621,7 @@ def gate(results: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     if not rows:
         reasons.append("no requirement was checked")
     if results.get("interrupted"):
-        reasons.append(f"the run did not reach its end: stopped, {results['interrupted']}")
+        reasons.append(f"the run did not reach its end: {results['interrupted']}")
     too_many = run_declined(results)
     if too_many:
         reasons.append(too_many)
@@ -664,8 +669,8 @@ def verdict(
         # A run that checked nothing vouches for nothing.
         reasons.append("no requirement was checked")
     if interrupted:
-        # What a stopped run did not reach was not checked: never a pass.
-        reasons.append(f"the run did not reach its end: stopped, {interrupted}")
+        # What a run that did not reach its end did not reach was not checked: never a pass.
+        reasons.append(f"the run did not reach its end: {interrupted}")
     if declined:
         # Declined is never passed (``run_declined``).
         reasons.append(declined)
@@ -690,15 +695,16 @@ def advisories(rows: list[dict[str, Any]]) -> list[str]:
 def headline(
     verdict_text: str,
     rows: list[dict[str, Any]],
-    interrupted: bool = False,
+    interrupted: bool | str = False,
     declined: dict[str, Any] | None = None,
 ) -> str:
-    """``NOT CONFORMANT (2 expected failures)``, ``NOT CONFORMANT (interrupted)``,
+    """``NOT CONFORMANT (2 expected failures)``, ``NOT CONFORMANT (interrupted)``, ``NOT
+    CONFORMANT (did not reach its end)`` (``interrupted``: the note, or True),
     ``CONFORMANT (3 of 623 tests declined)`` and the like."""
     n = sum(1 for r in rows if r["level"] == "MUST" and r["status"] == Status.XFAIL)
     notes = [f"{n} expected failure{'s' if n != 1 else ''}"] if n else []
     if declined and declined["tests"]:
         notes.append(f"{declined['tests']} of {declined['of']} tests declined")
     if interrupted:
-        notes.insert(0, "interrupted")
+        notes.insert(0, interrupted if isinstance(interrupted, str) else "interrupted")
     return verdict_text.upper() + (f" ({', '.join(notes)})" if notes else "")

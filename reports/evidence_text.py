@@ -126,12 +126,19 @@ def answers(report: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
 
 
 def interrupted_text(run: dict[str, Any]) -> str:
-    """For a run stopped before its end (``run`` of a report): what stopped it and how far
-    it got, in one sentence ('' for a run that reached its end)."""
+    """For a run that did not reach its end (``run`` of a report): what stopped it, or what
+    went wrong, and how far it got ('' for a run that reached its end)."""
     if not run.get("interrupted"):
         return ""
     total = run.get("tests_collected")
     of = f" of {total}" if total is not None else ""
+    ended = run.get("did_not_reach_its_end") or []
+    if ended and ended != [f"stopped, {run['interrupted']}"]:
+        # not (only) stopped: something went wrong on the way, said as it was
+        return (
+            f"Did not reach its end: {'; '.join(ended)}.  {run['tests']}{of} tests have a "
+            "result; what the run did not decide is unknown, and it is not conformant."
+        )
     return (
         f"Interrupted: the run was stopped ({run['interrupted']}); {run['tests']}{of} tests "
         "finished, and the requirements whose tests it did not reach are unknown (not reached)."

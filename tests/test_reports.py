@@ -624,7 +624,8 @@ def test_a_run_that_declined_more_than_a_third_of_its_tests_is_not_conformant() 
     assert report["verdict"] == "not conformant"
     assert any("of the run's tests were declined" in x for x in report["verdict_reasons"])
     assert report["gate"]["result"] == "fail"
-    assert f"{len(declined)} of {report['summary']['tests_run']} tests declined" in (
-        report["verdict_headline"]
+    assert (
+        f"{len(declined)} of {report['summary']['tests_run']} tests declined"
+        in (report["verdict_headline"])
     )
     assert report["summary"]["tests_declined"] == len(declined)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from typing import NoReturn
 
@@ -71,8 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the conformance suite against a backend (default: the bundled "
         "simulator); write report.json, report.md, report.html and junit.xml.  Exit status: "
         "in ci mode the gate's (0: nothing changed against the expectations file), in "
-        "conformance mode the verdict's (0: conformant); 1 otherwise, 2 on a usage or set-up "
-        "error, 130 / 143 when interrupted (SIGINT / SIGTERM; the report of what finished is "
+        "conformance mode the verdict's (0: conformant); 1 otherwise (and for a run that did "
+        "not reach its end: a worker lost, an internal error, a report not written whole), 2 "
+        "on a usage or set-up error, 130 / 143 when interrupted (SIGINT / SIGTERM; the report of what finished is "
         "written, marked interrupted).  Arguments after -- go to pytest (ci mode).",
     )
     p_run.add_argument(
@@ -434,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except runner.RunError as exc:
         sys.stderr.write(f"acl-conformance {args.command}: {exc}\n")
-        return 2
+        return exc.status
     except Interrupted as exc:
         written = " (the report of what finished is written)" if exc.reported else ""
         sys.stderr.write(f"acl-conformance {args.command}: interrupted ({exc}){written}\n")
@@ -442,6 +444,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"acl-conformance {args.command}: interrupted (SIGINT)\n")
         return 130
+    except Exception as exc:  # a MemoryError too: one line, never a traceback, never a pass
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = (
+            f" (in {Path(tb.tb_frame.f_code.co_filename).name} {tb.tb_frame.f_code.co_name})"
+            if tb
+            else ""
+        )
+        what = " ".join(str(exc).split())[:300]
+        ended = "; the run did not reach its end" if args.command == "run" else ""
+        sys.stderr.write(
+            f"acl-conformance {args.command}: {type(exc).__name__}{': ' + what if what else ''}"
+            f"{where}{ended}\n"
+        )
+        return 1
     return rc
 
 

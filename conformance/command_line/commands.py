@@ -321,9 +321,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise runner.RunError(str(exc)) from None
     finally:
         staging.discard(where)
-    part = reports.shards_text(report["run"])
-    if part:
-        sys.stdout.write(part + "\n")
+    for line in (reports.interrupted_text(report["run"]), reports.shards_text(report["run"])):
+        if line:
+            sys.stdout.write(line + "\n")
     sys.stdout.write(runner.answers_text(report, args.mode or "ci") + "\n")
     sys.stdout.write("reports: " + ", ".join(str(out / n) for n in names) + "\n")
     return runner.exit_status(report, args.mode) if args.mode else 0

@@ -5,10 +5,16 @@ worker or more): a backend that kills its process takes a worker with it, and
 pytest-xdist reports that test and carries on with a fresh worker, so the run
 still finishes and says what happened.
 
+Fail closed: a run that did not reach its end (a worker lost, pytest's internal error
+or an exit status other than 0, 1 or 5, the suite's own error while recording a
+failure, tests that never ran, a report not written whole; ``reports/ending.py``) is
+never conformant and fails the gate, in every format.
+
 Exit status: in ``--mode ci`` the gate's (0: nothing changed against the
 expectations file, 1: something did); in ``--mode conformance`` the verdict's (0:
-conformant, 1: not conformant); 2 a usage or set-up error (one line on stderr, no
-traceback).
+conformant, 1: not conformant); 1 for a run that did not reach its end whose report
+could not be made (one line on stderr); 2 a usage or set-up error (one line on stderr,
+no traceback).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import functools
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import threading
@@ -55,7 +62,24 @@ DEFAULT_REPORT_DIR = "acl-conformance-report"
 
 
 class RunError(Exception):
-    """A usage or set-up error: the message is one line; the exit status is 2."""
+    """A usage or set-up error: the message is one line; the exit status is 2 (or
+    ``status``: 1 for a run that did not reach its end and could not say so in a report)."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _error_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}{': ' + text if text else ''}"
+
+
+def _commit_quietly(where: Path, report_dir: Path) -> None:
+    """Put what the run wrote (its results, its traces) in place of the previous report,
+    whose verdict must not pass for this run's."""
+    with contextlib.suppress(staging.ReportDirError, OSError):
+        staging.commit(where, report_dir)
 
 
 @dataclass
@@ -358,10 +382,27 @@ _SAID_ONCE = ("bringing up nodes...",)
 """Status lines pytest-xdist rewrites in place on a terminal, and repeats in a pipe."""
 
 
+INTERNAL_ERROR = "INTERNALERROR>"
+"""How pytest prints each line of an internal error's traceback: kept off the terminal
+(the report says in one line what went wrong, and that the run did not reach its end)."""
+
+
 def _pass_through(lines: Iterable[str], out: TextIO) -> None:
     said: set[str] = set()
     for line in lines:
         text = line.strip()
+        if INTERNAL_ERROR in line:
+            before = line[: line.index(INTERNAL_ERROR)]  # the progress dots it follows
+            if before.strip():
+                out.write(before)
+            if INTERNAL_ERROR not in said:
+                said.add(INTERNAL_ERROR)
+                out.write(
+                    "\nacl-conformance: pytest stopped with an internal error (said in one "
+                    "line below: the run did not reach its end)\n"
+                )
+                out.flush()
+            continue
         if text in _SAID_ONCE:
             if text in said:
                 continue
@@ -566,9 +607,24 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
             except Interrupted as exc:
                 # From here on a signal is only noted: what finished goes into place whole.
                 stopped, rc, stderr = exc, -1, ""
-            report = _report(opts, argv, rc, stderr, where, stopped, time.monotonic() - started)
-            finds_gate.mark(report, replayed)
-            reports.write(report, where)
+            try:
+                report = _report(opts, argv, rc, stderr, where, stopped, time.monotonic() - started)
+                finds_gate.mark(report, replayed)
+            except (RunError, Interrupted):
+                raise
+            except Exception as exc:  # a MemoryError too: one line, never a verdict
+                _commit_quietly(where, opts.report_dir)  # the previous report goes
+                raise RunError(
+                    f"the run did not reach its end: its report could not be made "
+                    f"({_error_line(exc)}); not conformant",
+                    status=1,
+                ) from None
+            unwritten: str | None = None
+            try:
+                reports.write(report, where)
+            except OSError as exc:
+                unwritten = f"the report could not be written ({_error_line(exc)})"
+                reports.mark_ended(report, unwritten)
             try:
                 staging.commit(where, opts.report_dir)
             except staging.ReportDirError as exc:
@@ -580,6 +636,8 @@ def run(opts: RunOptions, argv: list[str], out: TextIO | None = None) -> int:
     ]
     _print_report(report, opts.mode, stderr, written, out, opts.report_dir)
     status = exit_status(report, opts.mode)
+    if unwritten is not None:
+        raise RunError(f"the run did not reach its end: {unwritten}; not conformant", status=1)
     if stopped is not None and stopped.signum is not None:
         stopped.reported = True
         raise stopped
@@ -613,11 +671,10 @@ def _report(
     else:
         if rc == 4:  # pytest's usage error: the plugin's one line (a wrong adapter, say)
             raise RunError(_usage_error_line(stderr))
-        if not results_path.exists():
-            raise RunError(
-                f"the suite did not run to the end (pytest exit {rc}): {_usage_error_line(stderr)}"
-            )
-        results = json.loads(results_path.read_text())
+        results = _written_results(results_path, rc, stderr, elapsed)
+    if reports.ending.reasons(results) and not results.get("collected"):
+        # what the run was to run: the requirements whose tests it left are unknown
+        results["collected"] = results_doc.read_collected(results_doc.collected_path(results_path))
     results = staging.relocate(results, where, opts.report_dir)
     results_path.write_text(json.dumps(results, indent=1) + "\n")
     return reports.build(results, suite_info(), run_info(opts, argv))
@@ -639,6 +696,57 @@ def rebase_traces(doc: Any, results_dir: Path, report_dir: Path) -> Any:
         except ValueError:  # another drive: no relative path leads there
             out["trace_file"] = str(at)
     return out
+
+
+def _written_results(results_path: Path, rc: int, stderr: str, elapsed: float) -> dict[str, Any]:
+    """The results document pytest wrote; when it wrote none (or one cut short: it died,
+    or ran out of memory, before its end), the one made from its journal, marked as a run
+    that did not reach its end.  RunError (one line) when there is nothing to report."""
+    try:
+        doc: dict[str, Any] = json.loads(results_path.read_text())
+        return doc
+    except (OSError, ValueError) as exc:
+        problem = "wrote no results" if isinstance(exc, OSError) else "left its results cut short"
+    journaled = results_doc.from_journal(results_doc.journal_path(results_path), elapsed)
+    if journaled is None:  # it ended before the suite began
+        raise RunError(
+            f"the suite did not run to the end (pytest exit {rc}): {_usage_error_line(stderr)}"
+        )
+    ended = [
+        *journaled.get(results_doc.ENDED, []),
+        f"pytest ended (exit status {rc}{', killed by ' + _signal_name(-rc) if rc < 0 else ''}) "
+        f"and {problem}: the report is made from its journal",
+    ]
+    # The tests its processes were running then: named, with the failures they had found.
+    collected = results_doc.read_collected(results_doc.collected_path(results_path)) or []
+    listed = {t["nodeid"]: t for t in collected}
+    seen = {r.get("nodeid") for r in journaled["results"]}
+    for note in results_doc.read_all_inflight(results_path):
+        nodeid = note.get("nodeid")
+        if not nodeid or nodeid in seen:
+            continue
+        t = listed.get(nodeid, {})
+        record, why = results_doc.unfinished_record(
+            nodeid,
+            t.get("suite_id", nodeid),
+            list(t.get("requirements", [])),
+            note,
+            f"pytest ended while worker {note.get('worker')} ran it",
+            False,
+            results_path.parent,
+        )
+        journaled["results"].append(record)
+        ended.append(why)
+    journaled[results_doc.ENDED] = ended
+    journaled["exitstatus"] = rc
+    return journaled
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _stopped_results(results_path: Path, elapsed: float) -> dict[str, Any] | None:

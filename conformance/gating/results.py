@@ -39,6 +39,15 @@ NOT_SUPPORTED = "not supported: "
 """Prefix of skip reasons for capabilities the backend lacks."""
 
 
+SUITE_ERROR = "acl_suite_error"
+"""The user property in which the plugin says, in one line, that the suite itself went wrong
+while it ran a test (recording a failure raised): the run did not reach its end."""
+
+ENDED = "did_not_reach_its_end"
+"""The results document's list of why the run did not reach its end ([] when it did): a
+worker lost, an internal error, the suite's own error, tests that never ran; the report
+adds pytest's exit status and a stop (``reports/ending.py``)."""
+
 ACL_STATUS = "acl_status"
 """The user property in which the plugin gives a test's status when pytest's outcome does
 not tell it (``declined``, ``xpass``, or the status of the failure it found); its value is
@@ -126,35 +135,137 @@ def record(report: pytest.TestReport, status: Status) -> dict[str, Any]:
 
 
 def crash_record(
-    nodeid: str, suite_id: str, requirements: list[str], message: str
+    nodeid: str,
+    suite_id: str,
+    requirements: list[str],
+    message: str,
+    failures: list[dict[str, Any]] | None = None,
+    status: Status = Status.CRASH,
 ) -> dict[str, Any]:
-    """The result record of a test whose process died while it ran (no report of its own)."""
+    """The result record of a test whose process died while it ran (no report of its own):
+    ``failures`` are those it had found (kept from the process's notes, ``inflight.py``);
+    ``status`` is ``crash`` when the backend took the process down, ``error`` when the suite
+    did (it died, or stopped, while recording a failure: that failure is charged, and the
+    test's other requirements are not decided by it)."""
+    failures = list(failures or [])
+    first = next((f for f in failures if f.get("requirement")), None)
     return {
         "nodeid": nodeid,
         "suite_id": suite_id,
-        "status": Status.CRASH.value,
+        "status": status.value,
         "phase": "call",
         "requirements": list(requirements),
-        "failed_requirement": None,
-        "also_explained_by": [],
-        "call_count": None,
-        "calls": [],
+        "failed_requirement": first.get("requirement") if first else None,
+        "also_explained_by": list(first.get("also") or []) if first else [],
+        "call_count": first.get("call_count") if first else None,
+        "calls": list(first.get("calls") or []) if first else [],
         "allowed": None,
         "observed": None,
         "message": message,
         "skip_reason": None,
         "expected_failure": None,
-        "trace_file": None,
-        "reproduce": None,
+        "trace_file": first.get("trace_file") if first else None,
+        "reproduce": first.get("reproduce") if first else None,
         "duration_s": 0.0,
-        "failures": [],
+        "failures": failures,
         "tally": {},
         "masks": [],
         "attempts": 1,
         "completed": False,
         "declined_by": None,
         "last_message": None,
+        "cut_short": message,
     }
+
+
+def failure_from_note(note: dict[str, Any], why: str, trace_written: bool) -> dict[str, Any]:
+    """A failure record made of a process's short note of it (``plugin/inflight.py``,
+    written before the failure is recorded): ``why`` says what became of the rest,
+    ``trace_written`` whether the trace file the note names was written."""
+    planned = note.get("trace_file")
+    trace = "" if trace_written or not planned else f"; its trace {planned} was not written"
+    return {
+        "requirement": note.get("requirement"),
+        "also": list(note.get("also") or []),
+        "identity": note.get("identity"),
+        "status": note.get("status") or Status.FAIL.value,
+        "expected": note.get("expected"),
+        "same_as": note.get("same_as"),
+        "calls": [note["call"]] if note.get("call") else [],
+        "call_count": 1 if note.get("call") else 0,
+        "allowed": None,
+        "observed": None,
+        "message": f"{note.get('message') or ''}\n"
+        + (f"call:     {note['call']}\n" if note.get("call") else "")
+        + f"({why}{trace})",
+        "trace_file": planned if trace_written else None,
+        "reproduce": note.get("reproduce"),
+        "attempt": note.get("attempt", 1),
+        "replay": None,
+    }
+
+
+def unfinished_record(
+    nodeid: str,
+    suite_id: str,
+    requirements: list[str],
+    note: dict[str, Any] | None,
+    how: str,
+    died: bool,
+    results_dir: Path,
+) -> tuple[dict[str, Any], str]:
+    """The record of a test that did not finish (``how``: what happened to it, ``died``:
+    its process died), with what its process's note kept (the failures it had found, the
+    one it was recording; trace files named relative to ``results_dir``); and the reason
+    the run did not reach its end, in one line.
+
+    The backend took the process down in the test: ``crash``, of the test's requirements.
+    The suite's own end (its process died while recording a failure, an internal error,
+    pytest ended): ``error``; the failures it had found are charged, and what the test did
+    not get to is not decided by it."""
+    notes = list(note.get("failures") or []) if note and note.get("nodeid") == nodeid else []
+    failures = []
+    for n in notes:
+        trace = n.get("trace_file")
+        written = bool(trace) and (results_dir / str(trace)).is_file()
+        when = "after it was recorded" if n.get("recorded") else "while it was being recorded"
+        failures.append(
+            failure_from_note(n, f"kept from the test's own note: {how} {when}", written)
+        )
+    recording = next((n for n in notes if not n.get("recorded")), None)
+    during = (
+        f", while the suite was recording its failure of {recording.get('requirement') or '?'}"
+        if recording is not None
+        else ""
+    )
+    status = Status.CRASH if died and recording is None else Status.ERROR
+    record = crash_record(nodeid, suite_id, requirements, f"{how}{during}", failures, status)
+    return record, f"{suite_id}: {how}{during}"
+
+
+def inflight_path(results_path: Path, worker: str) -> Path:
+    """Where process ``worker`` (``gw0``, or ``main``) keeps its note of what it is doing."""
+    return results_path.with_name(f"{results_path.stem}.inflight.{worker}.json")
+
+
+def read_inflight(results_path: Path, worker: str) -> dict[str, Any] | None:
+    """What process ``worker`` noted last, or None."""
+    try:
+        doc = json.loads(inflight_path(results_path, worker).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def read_all_inflight(results_path: Path) -> list[dict[str, Any]]:
+    """What every process of the run noted last."""
+    out = []
+    stem = f"{results_path.stem}.inflight."
+    for p in sorted(results_path.parent.glob(f"{stem}*.json")):
+        doc = read_inflight(results_path, p.name[len(stem) : -len(".json")])
+        if doc is not None:
+            out.append(doc)
+    return out
 
 
 def instances(
@@ -236,6 +347,8 @@ def document(
     instances: dict[str, Any] | None = None,
     suite_version: str | None = None,
     shard: dict[str, Any] | None = None,
+    did_not_reach_its_end: list[str] | None = None,
+    collected: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole results document (``shard``: what part of the suite a ``--shard K/N`` run
     ran, ``shards.info``; None for a whole run)."""
@@ -262,6 +375,8 @@ def document(
         "flakes": flakes,
         "instances": instances,
         "shard": shard,
+        ENDED: list(did_not_reach_its_end or []),
+        **({"collected": collected} if collected is not None else {}),
     }
 
 
@@ -344,6 +459,7 @@ def from_journal(path: Path, duration_s: float) -> dict[str, Any] | None:
     header: dict[str, Any] | None = None
     backend: dict[str, Any] = {}
     records: list[dict[str, Any]] = []
+    ended: list[str] = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -361,6 +477,8 @@ def from_journal(path: Path, duration_s: float) -> dict[str, Any] | None:
             backend = entry["backend"]
         elif "record" in entry:
             records.append(entry["record"])
+        elif ENDED in entry:
+            ended.append(str(entry[ENDED]))
     if header is None:
         return None
     return document(
@@ -371,4 +489,5 @@ def from_journal(path: Path, duration_s: float) -> dict[str, Any] | None:
         duration_s=duration_s,
         exitstatus=None,
         results=records,
+        did_not_reach_its_end=ended,
     )

@@ -258,7 +258,13 @@ def _merged(docs: list[Mapping[str, Any]]) -> dict[str, Any]:
         if d.get("interrupted")
     ]
     out["interrupted"] = "; ".join(stopped) or None
-    if out["interrupted"]:
+    # Why a shard did not reach its end, besides a stop: the merged run did not either.
+    out["did_not_reach_its_end"] = [
+        f"shard {d['shard']['index']}/{d['shard']['count']}: {why}"
+        for d in docs
+        for why in d.get("did_not_reach_its_end") or []
+    ]
+    if out["interrupted"] or out["did_not_reach_its_end"]:
         # What each shard was to run: a stopped shard's list, a finished one's tests.
         out["collected"] = [t for d in docs for t in _collected(d)]
     return out

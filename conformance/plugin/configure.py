@@ -22,6 +22,7 @@ from . import hunt
 from . import shared
 from .collection import Ordering
 from .heartbeat import Heartbeat
+from .inflight import InFlight
 from .options import adapter_options
 from .progress import Progress
 from .session import Collector
@@ -56,6 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
         hunt.configure(config, suite)
     config.pluginmanager.register(XdistHooks(config, suite.run), "acl-conformance-xdist")
     config.pluginmanager.register(Collector(config), "acl-conformance-results")
+    config.pluginmanager.register(InFlight(config), "acl-conformance-inflight")
     if workerinput is None:
         # Where the terminal is: the controller hears of each test a worker starts and ends.
         heartbeat = config.getoption("acl_heartbeat")

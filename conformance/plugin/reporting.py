@@ -31,6 +31,7 @@ from acl_conformance.conformance.traces.trace import TRACE_FORMAT
 from acl_conformance.reference_impl import Violation
 from acl_conformance.reports.status import Status
 
+from . import inflight
 from . import shared
 from .options import adapter_options
 from .seeding import reproduce_command
@@ -165,7 +166,18 @@ def _call_report(
         report.outcome = "skipped"
         report.wasxfail = f"{EXPECTED}{listed}"
         report.longrepr = None
-    record = _failure_record(item, failure, expected, same_as)
+    # A short note first, kept on disk: should recording it (the trace, the replay) take
+    # the process down, the failure is still known (inflight.py).
+    note = _failure_note(item, failure, expected, same_as)
+    inflight.recording(item.config, note)
+    try:
+        record = _failure_record(item, failure, expected, same_as)
+    except Exception as exc:  # a MemoryError too: the failure is kept, the run marked
+        record = _unrecorded(item, note, exc)
+        report.user_properties.append((results.SUITE_ERROR, record["suite_error"]))
+    inflight.recorded(
+        item.config, {**note, "status": record["status"], "trace_file": record["trace_file"]}
+    )
     report.user_properties.append(("acl_failure", record))
     if expected is None:
         report.user_properties.append((results.ACL_STATUS, record["status"]))
@@ -277,6 +289,80 @@ def _failure_record(
     return record
 
 
+def _failure_note(
+    item: pytest.Item, failure: BaseException, expected: str | None, same_as: str | None
+) -> dict[str, Any]:
+    """What is known of a failure before it is recorded, in a few hundred bytes: its
+    requirement, test, call, message's first line and where its trace is to go."""
+    try:
+        text = str(failure)
+    except Exception:  # even this may run out of memory
+        text = type(failure).__name__
+    lines = text.splitlines()
+    call = next((x for x in lines if x.startswith("call:")), None)
+    hang = failure if isinstance(failure, BackendTimeout) and failure.call else None
+    history: list[str] = list(getattr(failure, "history", [])[-1:])
+    status = (
+        Status.TIMEOUT
+        if isinstance(failure, BackendTimeout)
+        else Status.CRASH
+        if isinstance(failure, BackendCrash)
+        else Status.FAIL
+    )
+    return {
+        "requirement": getattr(failure, "requirement", None),
+        "also": list(getattr(failure, "also", ())),
+        "identity": getattr(failure, "identity", None),
+        "status": status.value,
+        "expected": expected,
+        "same_as": same_as,
+        "test": shared.suite_id(item),
+        "call": (
+            call.removeprefix("call:").strip()
+            if call
+            else f"{hang.call} /* never returned */"
+            if hang is not None
+            else history[0]
+            if history
+            else None
+        ),
+        "message": (lines[0] if lines else "")[:500],
+        "trace_file": recorded_path(item.config, _trace_path(item)) if same_as is None else None,
+        "reproduce": reproduce_command(item).splitlines()[0],
+        "attempt": item.stash.get(attempts.ATTEMPT, 1),
+    }
+
+
+def _unrecorded(item: pytest.Item, note: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """The record of a failure whose recording raised (``exc``): what its note knows, and
+    why the rest is missing (``suite_error``: the run did not reach its end)."""
+    path = _trace_path(item)
+    why = f"the suite could not record it: {error_line(exc)}"
+    record = results.failure_from_note(note, why, path is not None and path.is_file())
+    record["suite_error"] = (
+        f"{why}; the failure of {note.get('requirement') or 'a requirement'} in "
+        f"{note.get('test')} is kept from its note (its requirement, call and trace path)"
+    )
+    return record
+
+
+def error_line(exc: BaseException) -> str:
+    """An exception in one line: its type, message and where it was raised."""
+    try:
+        text = " ".join(str(exc).split())[:300]
+    except Exception:  # an exception whose str() raises
+        text = ""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = (
+        f" (in {Path(tb.tb_frame.f_code.co_filename).name} {tb.tb_frame.f_code.co_name})"
+        if tb is not None
+        else ""
+    )
+    return f"{type(exc).__name__}{': ' + text if text else ''}{where}"
+
+
 def _allowed_and_observed(
     first: Violation | None, hang: BackendTimeout | None
 ) -> dict[str, str | None]:
@@ -356,15 +442,22 @@ def _trace_doc(item: pytest.Item, failure: BaseException, status: Status) -> dic
 
 def _write_trace(item: pytest.Item, doc: dict[str, Any]) -> Path | None:
     """Write the trace file (``--acl-trace-dir``; none without it); where it is."""
+    path = _trace_path(item)
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def _trace_path(item: pytest.Item) -> Path | None:
+    """Where the trace file of this attempt's failure goes (``--acl-trace-dir``), or None."""
     trace_dir = item.config.getoption("acl_trace_dir")
     if not trace_dir:
         return None
     attempt = item.stash.get(attempts.ATTEMPT, 1)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[-150:]
-    path = Path(trace_dir) / (stem + (f"__attempt{attempt}" if attempt > 1 else "") + ".trace.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1))
-    return path
+    return Path(trace_dir) / (stem + (f"__attempt{attempt}" if attempt > 1 else "") + ".trace.json")
 
 
 def recorded_path(config: pytest.Config, path: Path | None) -> str | None:

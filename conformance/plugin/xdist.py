@@ -15,6 +15,11 @@ ITEMS = pytest.StashKey[dict[str, list[Any]]]()
 INSTANCES = pytest.StashKey[list[dict[str, Any]]]()
 """On the controller's config: the backend instances each worker started
 (results.instances)."""
+LOST = pytest.StashKey[dict[str, str]]()
+"""On the controller's config: each worker that went down with an error (it died, or was
+killed), and the error (``Not properly terminated``)."""
+SCHEDULED = pytest.StashKey[list[str]]()
+"""On the controller's config: the node ids the workers collected (every one to be run)."""
 
 
 class XdistHooks:
@@ -44,6 +49,8 @@ class XdistHooks:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """A worker ended; keep what it said of its items, free its devices."""
         name = node.gateway.id
+        if error:
+            self.config.stash.setdefault(LOST, {})[name] = " ".join(str(error).split())[:300]
         self.owners = {g: w for g, w in self.owners.items() if w != name}
         output = getattr(node, "workeroutput", {})
         items = output.get("acl_items")
@@ -52,3 +59,10 @@ class XdistHooks:
         instances = output.get("acl_instances")
         if instances:
             self.config.stash.setdefault(INSTANCES, []).append(instances)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """What the workers are to run (each collects the same): known to the controller,
+        so that a test that never ran is noticed (the run did not reach its end)."""
+        if SCHEDULED not in self.config.stash:
+            self.config.stash[SCHEDULED] = list(ids)

@@ -168,6 +168,9 @@ CATALOGUE: tuple[Variant, ...] = (
         lambda **kw: c.FromIgnoresOffset(**{"zero_filled": True, **kw}),
         dict.fromkeys(BOTH, "FROMSYMBOL-BYTES"),
     ),
+    # an independent C library's bug (issue 34): a read that finds at offset 0 what its
+    # destination held is the read's fault, not a late one's
+    _mutant("from-both-ignore-offset", c.FromBothIgnoreOffset, "FROMSYMBOL-BYTES"),
     _mutant("from-async-reads-at-the-call", c.FromAsyncReadsAtTheCall, "FROMSYMBOL-BYTES"),
     _mutant("large-copy-loses-its-tail", c.LargeCopyLosesItsTail, "EFFECT-BYTES"),
     _mutant(

@@ -171,4 +171,5 @@ class SyncBoundWrapsPastTheEnd(MutantBase):
         return ACL_SUCCESS
 
     def _device_address(self, symbol: int) -> int:
+        """Where ``symbol``'s variable lies in the current device's memory."""
         return super().get_symbol_address(symbol)[1]

@@ -119,6 +119,14 @@ class Violation:
     """For missing bytes: an older copy's bytes show there (not the initial contents), so
     bytes still missing after a second look may be that copy running after the missing
     one as much as the missing one writing nothing: both readings stay."""
+    unwritten: tuple[int, bytes] | None = None
+    """For an asynchronous read whose destination still held what the host last wrote
+    there once a synchronisation covered it: (the destination's host address, those
+    bytes).  A second look (every stream and the device synchronised again, the
+    destination read again) tells a read that ran late (the destination changed: the
+    promise of completion was false) from one that did not put the variable's bytes there
+    at all, or put wrong bytes that happen to equal the old ones (it did not change: the
+    read is wrong)."""
 
     def labelled_lines(self, indent: str = "  ", observed: str = "observed") -> list[str]:
         """The call, what the spec allows and what was observed (``observed`` names it), one

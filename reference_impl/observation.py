@@ -22,6 +22,7 @@ from .memory import Write
 from .model_state import ModelState
 from .model_state import PendingRead
 from .requirement_ids import DEVICE_RESET_CONTENTS
+from .requirement_ids import FROMSYMBOL_BYTES
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .state import Symbol
 from .tally import read_checks
@@ -98,6 +99,12 @@ def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Vi
                     call=read.call,
                     allowed="the variable's bytes in the destination",
                     observed=f"the destination as it was before the read: {hex_bytes(observed)}",
+                    # The same bytes are what a read that wrote nothing, or one that read
+                    # the wrong place and found there what the destination held, leaves:
+                    # a second look tells them apart (see Violation.unwritten).
+                    also=(FROMSYMBOL_BYTES,),
+                    read=(read.device, read.symbol.name, lo, hi),
+                    unwritten=(read.address, bytes(observed)),
                 )
             ]
         )

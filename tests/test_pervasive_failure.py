@@ -11,6 +11,10 @@ none is charged as a bystander.
 - ``from-ignores-offset-zero-filled``: a read that lies (aclrtMemcpyFromSymbol ignores its
   offset) on a backend whose variables start zero-filled, as CANN's do, so that the wrong
   bytes look like a copy that did not land: charged to the read only.
+- ``from-both-ignore-offset``: both From reads ignore their offset (an independent C
+  library's bug, issue 34); an asynchronous read into page-locked memory that finds at
+  offset 0 what its destination already held looks like a read that did not run:
+  charged to the read only, not to the synchronisation that covered it.
 - ``pageable-skips-the-drain``: a pageable copy that does not drain its stream: charged to
   the drain only, not to the pageable call's blocking, nor, with several host threads, to
   CONCURRENCY-THREADS.
@@ -40,6 +44,7 @@ CASES = [
     ("null-stream-rejected-everywhere", "spec", ["STREAM-NULL-DEFAULT"]),
     ("null-stream-rejected-everywhere", "cann", ["STREAM-NULL-DEFAULT"]),
     ("from-ignores-offset-zero-filled", "spec", ["FROMSYMBOL-BYTES"]),
+    ("from-both-ignore-offset", "cann", ["FROMSYMBOL-BYTES"]),
     ("pageable-skips-the-drain", "cann", ["PAGEABLE-DRAINS-STREAM"]),
 ]
 

@@ -138,6 +138,9 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("overflow-wraps", m.OverflowWraps, "BOUNDS-OVERFLOW"),
     _mutant("d2h-accepted", m.DeviceToHostAccepted, "KIND-REJECTED"),
     _mutant("out-of-enum-accepted", m.OutOfEnumAccepted, "KIND-OUT-OF-ENUM"),
+    # an independent C library's bug (issue 34): its size_t bound wraps, the synchronous
+    # copy writes past the variable (spec missed it: no test made that call)
+    _mutant("sync-bound-wraps-past-the-end", m.SyncBoundWrapsPastTheEnd, "TOSYMBOL-SYNC"),
     _mutant("offset-ignored", m.OffsetIgnored, "EFFECT-BYTES"),
     _mutant("one-byte-too-many", m.OneByteTooMany, "EFFECT-NO-STRAY"),
     _mutant("source-off-by-one", m.SourceOffByOne, "EFFECT-BYTES"),
@@ -172,6 +175,9 @@ CATALOGUE: tuple[Variant, ...] = (
         lambda **kw: c.FromIgnoresOffset(**{"zero_filled": True, **kw}),
         dict.fromkeys(BOTH, "FROMSYMBOL-BYTES"),
     ),
+    # an independent C library's bug (issue 34): a read that finds at offset 0 what its
+    # destination held is the read's fault, not a late one's
+    _mutant("from-both-ignore-offset", c.FromBothIgnoreOffset, "FROMSYMBOL-BYTES"),
     _mutant("from-async-reads-at-the-call", c.FromAsyncReadsAtTheCall, "FROMSYMBOL-BYTES"),
     _mutant("large-copy-loses-its-tail", c.LargeCopyLosesItsTail, "EFFECT-BYTES"),
     _mutant(

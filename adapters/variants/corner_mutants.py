@@ -78,6 +78,30 @@ class FromIgnoresOffset(_Helpers):
         return super().memcpy_from_symbol(dst, dst_max, symbol, count, offset, kind)
 
 
+class FromBothIgnoreOffset(_Helpers):
+    """aclrtMemcpyFromSymbol and aclrtMemcpyFromSymbolAsync both read from the start of the
+    variable whatever the offset (the bounds are still checked with it)."""
+
+    def _from_start(self, symbol: int, count: int, offset: int) -> int:
+        """The offset the buggy read uses: 0 for a read that passes the bounds check."""
+        size = self._size_of(symbol)
+        if size is not None and offset and offset <= SIZE_MAX - count and offset + count <= size:
+            return 0
+        return offset
+
+    def memcpy_from_symbol(
+        self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int
+    ) -> int:
+        offset = self._from_start(symbol, count, offset)
+        return super().memcpy_from_symbol(dst, dst_max, symbol, count, offset, kind)
+
+    def memcpy_from_symbol_async(
+        self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int, stream: int
+    ) -> int:
+        offset = self._from_start(symbol, count, offset)
+        return super().memcpy_from_symbol_async(dst, dst_max, symbol, count, offset, kind, stream)
+
+
 class FromAsyncReadsAtTheCall(_Helpers):
     """aclrtMemcpyFromSymbolAsync into page-locked memory reads the variable at the call,
     not in stream order: it misses the copies issued before it that have not run."""

@@ -30,6 +30,7 @@ from .mutants_bounds import OneByteTooMany
 from .mutants_bounds import OverflowWraps
 from .mutants_bounds import RejectedStillEnqueues
 from .mutants_bounds import SourceOffByOne
+from .mutants_bounds import SyncBoundWrapsPastTheEnd
 from .mutants_ordering import EventWaitIgnored
 from .mutants_ordering import PageableDeferred
 from .mutants_ordering import PageableSkipsTheDrain
@@ -75,6 +76,7 @@ __all__ = [
     "SourceOffByOne",
     "StreamOrderBroken",
     "SymbolNotFoundCode",
+    "SyncBoundWrapsPastTheEnd",
     "SyncReturnsEarly",
     "ThreadsLoseWrites",
 ]

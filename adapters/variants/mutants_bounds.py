@@ -7,6 +7,7 @@ Each is the bundled simulator with one realistic bug (see ``mutants``).
 from __future__ import annotations
 
 from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.constants import ACL_ERROR_RT_SYS_DMA
 from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import DEFAULT
 from acl_conformance.reference_impl.constants import H2D
@@ -132,3 +133,43 @@ class RejectedStillEnqueues(MutantBase):
             assert size is not None
             super().memcpy_to_symbol_async(symbol, src, size - offset, offset, kind, stream)
         return code
+
+
+class SyncBoundWrapsPastTheEnd(MutantBase):
+    """aclrtMemcpyToSymbol checks ``count <= size - offset`` in size_t: an offset past the
+    end wraps the bound and the copy is accepted, written past the variable into the
+    variables laid out after it; one that lands outside every variable faults in the
+    device copy (ACL_ERROR_RT_SYS_DMA, nothing written)."""
+
+    def memcpy_to_symbol(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
+        size = self._size_of(symbol)
+        if (
+            size is None
+            or not count
+            or offset <= size
+            or offset > SIZE_MAX - count
+            or not src
+            or kind not in (H2D, DEFAULT)
+        ):
+            return super().memcpy_to_symbol(symbol, src, count, offset, kind)
+        # the device bytes [&var + offset, &var + offset + count), over the variables that
+        # hold them (their device addresses, through the contract)
+        start = self._device_address(symbol) + offset
+        end = start + count
+        pieces = []
+        for f in self.fixtures():
+            base = self._device_address(f.address)
+            lo, hi = max(start, base), min(end, base + f.size)
+            if lo < hi:
+                pieces.append((f.address, lo - base, lo - start, hi - lo))
+        if sum(n for *_rest, n in pieces) != count:
+            return ACL_ERROR_RT_SYS_DMA  # some byte is in no variable: the device copy faults
+        for var, at, from_src, n in pieces:
+            code = super().memcpy_to_symbol(var, src + from_src, n, at, kind)
+            if code != ACL_SUCCESS:
+                return code
+        return ACL_SUCCESS
+
+    def _device_address(self, symbol: int) -> int:
+        """Where ``symbol``'s variable lies in the current device's memory."""
+        return super().get_symbol_address(symbol)[1]

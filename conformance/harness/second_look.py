@@ -9,8 +9,12 @@ with the model: does a read of the whole variable show the same bytes?  If the
 whole read agrees with the model, the partial read is what is wrong.  For a partial
 read whose bytes look missing that question comes first, and the same partial read
 is made again after the whole one (a late copy has landed by then), so that a read
-that lies is never charged to the copies or the promises before it.  The second look
-reads whole variables, so a read that lies about its offset does not mislead it.
+that lies is never charged to the copies or the promises before it.  An asynchronous
+read whose destination still holds what it held before: synchronised again, a destination
+that changes was a read that ran late; one that does not, while the variable is right, is
+the read's own fault (a read of the wrong place can find there what the destination
+held).  The second look reads whole variables, so a read that lies about its offset does
+not mislead it.
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ class SecondLook:
 
     def _one(self, v: Violation, name: str, args: dict[str, Any], thread: int) -> Violation:
         try:
+            if v.unwritten is not None:
+                return self._read_late_or_wrong(v, thread)
             if v.early is not None:
                 return self._drained_or_not(v, thread)
             if v.requery is not None:
@@ -199,10 +205,9 @@ class SecondLook:
             return None
         return whole
 
-    def _late_or_lost(self, v: Violation, thread: int) -> Violation:
-        _device, var, lo, hi = v.read  # type: ignore[misc]
-        # Every way of waiting, not only the one that may have lied: each stream the test
-        # made, the default stream, then the device.
+    def _synchronize_everything(self, thread: int) -> None:
+        """Every way of waiting, not only the one that may have lied: each stream the test
+        made, the default stream, then the device (a call known to hang is not made)."""
         for s in [*self._streams(), *([0] if self._default_stream else [])]:
             if self._backend.would_hang("synchronize_stream", {"stream": s}) is None:
                 self._backend.raw("synchronize_stream", thread, {"stream": s}, "a second look")
@@ -210,6 +215,47 @@ class SecondLook:
             self._backend.raw(
                 "synchronize_device", thread, {}, "a second look: aclrtSynchronizeDevice()"
             )
+
+    def _read_late_or_wrong(self, v: Violation, thread: int) -> Violation:
+        """An asynchronous read known complete left its destination as it was: synchronised
+        again, has the destination changed?  Then the read ran late (the promise ``v``
+        cites is broken).  Unchanged, while a read of the whole variable shows bytes the
+        model allows there, the read did not put them there (nothing, or wrong bytes that
+        equal the old ones, as a read of the wrong place can find): charged to the read,
+        the promise named beside it.  A variable that is wrong itself leaves ``v`` as it
+        is (the read may have read what was there)."""
+        address, before = v.unwritten  # type: ignore[misc]
+        device, var, lo, hi = v.read  # type: ignore[misc]
+        self._synchronize_everything(thread)
+        if self._backend.read_back(address, len(before), thread) != before:
+            note = "after a second synchronisation of every stream the destination changed: the read ran, late"
+            return dataclasses.replace(v, details=[*v.details, note])
+        whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
+        if (
+            whole is None
+            or whole[lo:hi] == before  # the variable holds them now: which ran when is open
+            or not self._model.allows(device, var, lo, whole[lo:hi])
+        ):
+            return v
+        return dataclasses.replace(
+            v,
+            requirement=FROMSYMBOL_BYTES,
+            message=f"the asynchronous read of {var} bytes [{lo}, {hi}) did not leave them in "
+            "its destination, even after a second synchronisation of every stream",
+            details=[
+                *v.details,
+                "after a second synchronisation of every stream the destination still holds "
+                f"what it held before the read; a read of the whole {var} shows there: "
+                f"{whole[lo:hi][:32].hex(' ')}",
+            ],
+            also=tuple(
+                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != FROMSYMBOL_BYTES)
+            ),
+        )
+
+    def _late_or_lost(self, v: Violation, thread: int) -> Violation:
+        _device, var, lo, hi = v.read  # type: ignore[misc]
+        self._synchronize_everything(thread)
         # The whole variable, sliced: what a partial read of the backend says may not be
         # where it says (a read that lies is the read's fault, see ``_read_lies``).
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)

@@ -14,6 +14,7 @@ from acl_conformance.conformance.suite.suite_helpers import ALL_VARS
 from acl_conformance.conformance.suite.suite_helpers import SMALL_VARS
 from acl_conformance.conformance.suite.suite_helpers import apply_defects
 from acl_conformance.conformance.suite.suite_helpers import copy_and_synchronize
+from acl_conformance.conformance.suite.suite_helpers import host_buffer
 from acl_conformance.reference_impl.constants import SIZE_MAX
 
 
@@ -72,6 +73,36 @@ def test_past_the_end_is_rejected(harness: Harness, var: str, where: str) -> Non
     src = h.pageable(n + 128, ops.pattern(7, n + 128))
     assert not ops.to_symbol_async(h, var, src, count=count, offset=offset).ok
     h.observe(var)
+
+
+COPY_CALLS = sorted(defects.COPIES)
+
+
+@pytest.mark.requirement("BOUNDS-PAST-END", "TOSYMBOL-SYNC", "FROMSYMBOL-BYTES", "HYGIENE-NO-WRITE")
+@pytest.mark.parametrize("var", SMALL_VARS)
+@pytest.mark.parametrize("call", COPY_CALLS)
+def test_offset_past_the_end_with_a_small_count(harness: Harness, call: str, var: str) -> None:
+    """An offset past the end with a count that would fit in the variable, in each of the
+    four copies: a bound computed as ``count <= size - offset`` in size_t wraps there and
+    lets it through.  Each copy rejects it (BOUNDS-PAST-END for aclrtMemcpyToSymbolAsync,
+    TOSYMBOL-SYNC for aclrtMemcpyToSymbol, FROMSYMBOL-BYTES for the reads) and writes
+    nothing: not the variable, not the variables laid out after it (where such a copy
+    lands), not the host buffer."""
+    h = harness
+    n = ops.size(h, var)
+    count = min(n, 4)
+    streamed = call in defects.STREAMED
+    fill = ops.pattern(12, 64)
+    buf = host_buffer(h, "pinned" if streamed else "pageable", 64, fill)
+    s = h.stream() if streamed else None
+    for offset in (n + 1, n + 100):
+        args = defects.valid_args(h, call, var, buf, count, offset=offset, stream=s)
+        assert not h.call(call, **args).ok, f"offset {offset} past the end of {var} accepted"
+    if s is not None:
+        ops.sync(h, s)
+    for v in SMALL_VARS:
+        h.observe(v)
+    assert h.read(buf) == fill
 
 
 @pytest.mark.requirement("BOUNDS-OVERFLOW", "HYGIENE-NO-WRITE")

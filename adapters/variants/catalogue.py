@@ -109,6 +109,16 @@ def _combo(name: str, *parts: str) -> Variant:
     )
 
 
+def _no_answer(
+    name: str, cls: type[Simulator], requirement: str, *, hangs: str = "", crashes: str = ""
+) -> Variant:
+    """A mutant with a call that never returns (``hangs``) or raises (``crashes``), charged
+    under both profiles to ``requirement``, the one its success stands for."""
+    return Variant(
+        name, _doc(cls), cls, dict.fromkeys(BOTH, requirement), hangs=hangs, crashes=crashes
+    )
+
+
 def _legal(
     name: str, description: str, profiles: tuple[str, ...] = BOTH, **options: Any
 ) -> Variant:
@@ -241,41 +251,33 @@ CATALOGUE: tuple[Variant, ...] = (
     # bugs the suite meets first in a call it makes for itself (outside_body_mutants.py):
     # its clean-up after a test, its reset between harnesses, its set-up reads; each is
     # charged as in a test body
-    Variant(
+    _no_answer(
         "sync-device-hangs-after-destroy",
-        _doc(ob.SyncDeviceHangsAfterStreamDestroy),
         ob.SyncDeviceHangsAfterStreamDestroy,
-        dict.fromkeys(BOTH, _SYNC),
+        _SYNC,
         hangs="aclrtSynchronizeDevice",
     ),
-    Variant(
+    _no_answer(
         "free-host-crashes-on-large-buffers",
-        _doc(ob.FreeHostCrashesOnLargeBuffers),
         ob.FreeHostCrashesOnLargeBuffers,
-        dict.fromkeys(BOTH, "HOST-MEMORY-CALLS"),
+        "HOST-MEMORY-CALLS",
         crashes="aclrtFreeHost",
     ),
     _mutant("destroy-event-refused-after-wait", ob.DestroyEventRefusedAfterWait, "EVENT-CALLS"),
-    Variant(
+    _no_answer(
         "sync-copy-hangs-with-no-stream",
-        _doc(ob.SyncCopyHangsWithNoStream),
         ob.SyncCopyHangsWithNoStream,
-        dict.fromkeys(BOTH, "TOSYMBOL-SYNC"),
+        "TOSYMBOL-SYNC",
         hangs="aclrtMemcpyToSymbol",
     ),
-    Variant(
+    _no_answer(
         "sync-copy-crashes-with-no-stream",
-        _doc(ob.SyncCopyCrashesWithNoStream),
         ob.SyncCopyCrashesWithNoStream,
-        dict.fromkeys(BOTH, "TOSYMBOL-SYNC"),
+        "TOSYMBOL-SYNC",
         crashes="aclrtMemcpyToSymbol",
     ),
-    Variant(
-        "large-read-hangs",
-        _doc(ob.LargeReadHangs),
-        ob.LargeReadHangs,
-        dict.fromkeys(BOTH, "FROMSYMBOL-BYTES"),
-        hangs="aclrtMemcpyFromSymbol",
+    _no_answer(
+        "large-read-hangs", ob.LargeReadHangs, "FROMSYMBOL-BYTES", hangs="aclrtMemcpyFromSymbol"
     ),
     # a bug in a call most tests use (pervasive_mutants.py): every other requirement is
     # still decided, and only the default stream's fails

@@ -201,6 +201,14 @@ def _call_report(
     return report
 
 
+def _failure_status(failure: BaseException) -> Status:
+    """A failure's status: a call that never returned, the backend raising or dying, or a
+    wrong answer."""
+    if isinstance(failure, BackendTimeout):
+        return Status.TIMEOUT
+    return Status.CRASH if isinstance(failure, BackendCrash) else Status.FAIL
+
+
 def _failure_record(
     item: pytest.Item,
     failure: BaseException,
@@ -213,13 +221,7 @@ def _failure_record(
     A failure found by this test itself (not expected, not another test's) is replayed
     against a fresh backend: one that does not fail again is ``flaky``, neither a pass nor
     a fail, and both traces are kept (the failing one, and ``….replay.trace.json``)."""
-    status = (
-        Status.TIMEOUT
-        if isinstance(failure, BackendTimeout)
-        else Status.CRASH
-        if isinstance(failure, BackendCrash)
-        else Status.FAIL
-    )
+    status = _failure_status(failure)
     history: list[str] = list(getattr(failure, "history", []))
     hang = failure if isinstance(failure, BackendTimeout) and failure.call else None
     if hang is not None:
@@ -302,13 +304,7 @@ def _failure_note(
     call = next((x for x in lines if x.startswith("call:")), None)
     hang = failure if isinstance(failure, BackendTimeout) and failure.call else None
     history: list[str] = list(getattr(failure, "history", [])[-1:])
-    status = (
-        Status.TIMEOUT
-        if isinstance(failure, BackendTimeout)
-        else Status.CRASH
-        if isinstance(failure, BackendCrash)
-        else Status.FAIL
-    )
+    status = _failure_status(failure)
     return {
         "requirement": getattr(failure, "requirement", None),
         "also": list(getattr(failure, "also", ())),

@@ -11,7 +11,8 @@ charged to nothing (``selfcheck.uncharged_restarts``) and the wall time.
 ``python bench/outside_body.py [spec|cann ...] [--mode ci|conformance ...]``
 
 Last line: ``outside_body: <n> of <m> runs not conformant, exit 1, charged as the
-catalogue says, with no other requirement left unknown; slowest <s> s``.
+catalogue says, with no other requirement left unknown (but where the verdict says the
+run declined more than a third of its tests); slowest <s> s``.
 """
 
 from __future__ import annotations
@@ -65,11 +66,14 @@ def one(name: str, profile: str, mode: str) -> dict[str, object]:
     expected = "timeout" if v.hangs else "crash" if v.crashes else "fail"
     others = {r: s for r, s in status.items() if r != want and s not in ("pass", "not_supported")}
     lost = uncharged_restarts(results)
+    # unknown rows only where the verdict says the run declined more than a third of its
+    # tests (a call as common as the synchronous read that hangs: little can be observed)
+    declined_run = any("of the run's tests were declined" in x for x in report["verdict_reasons"])
     ok = (
         rc == 1
         and report["verdict"] == "not conformant"
         and status.get(want) in (expected, "flaky" if expected == "fail" else expected)
-        and not [s for s in others.values() if s == "unknown"]
+        and (declined_run or not [s for s in others.values() if s == "unknown"])
         and not lost
     )
     return {
@@ -107,7 +111,8 @@ def main(argv: list[str]) -> int:
     slowest = max(float(str(r["wall"])) for r in rows) if rows else 0.0
     print(
         f"outside_body: {good} of {len(rows)} runs not conformant, exit 1, charged as the "
-        f"catalogue says, with no other requirement left unknown; slowest {slowest:.0f} s"
+        f"catalogue says, with no other requirement left unknown (but where the verdict says "
+        f"the run declined more than a third of its tests); slowest {slowest:.0f} s"
     )
     return 0 if good == len(rows) else 1
 

@@ -15,6 +15,7 @@ from acl_conformance.reference_impl import judge
 from acl_conformance.reference_impl.constants import D2H
 
 from .backend_calls import BackendCalls
+from .failure import Declined
 from .host_memory import HostBuffer
 
 BASELINE_LIMIT = 4096
@@ -98,6 +99,21 @@ class Baselines:
         point."""
         if (device, f.name) in self._known:
             return
+        hung = self._backend.would_hang("memcpy_from_symbol", {})
+        if hung is not None:
+            # The suite's read would hang (or raise) again: not made, and the step that
+            # needed the starting contents is declined, citing the failure (as a test's
+            # call in that situation is).
+            requirement = hung.get("requirement") or "setup"
+            self._model.tally.declined[requirement] += 1
+            raise Declined(
+                requirement,
+                f"reading {f.name} on device {device}",
+                f"the backend {hung.get('what') or 'hung'} on {hung.get('call')} in "
+                f"{hung.get('test') or 'an earlier test'} (charged to {requirement}), and the "
+                "suite's read of the variable's starting contents is in the same situation",
+                masked=False,
+            )
         self._known.add((device, f.name))
         scratch = self._scratch.buffer(thread, f.size)
         args = dict(

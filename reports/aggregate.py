@@ -176,7 +176,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         checks = ev.checks.get(rid, 0)
         status, reason = _status(rid, carriers, mine, checks)
         declined = declined_tests(carriers)
-        if status is Status.PASS and too_many_declined(declined):
+        if status is Status.PASS and too_many_declined(declined, key="not_made"):
             # Declined is never passed: too little of it was checked to vouch for it.
             status, reason = Status.UNKNOWN, _declined_text(declined, "of its tests", "half")
         if results.get("interrupted") and status in UNDECIDED_WHEN_STOPPED:
@@ -222,11 +222,13 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 DECLINED_SHARE = 1 / 2
-"""The share of a requirement's tests that may be declined (a step not taken: a masked
-requirement at stake, or a call in a situation that hung or crashed earlier in the run)
-before what they were to check is not vouched for: a requirement more than half of whose
-tests that ran were declined is ``unknown`` (as is one all of whose tests were): most of
-its tests did not run to their end."""
+"""The share of a requirement's tests that may stop at a call not made, because it hung
+or raised earlier in the run, before what they were to check is not vouched for: a
+requirement more than half of whose tests that ran were so declined is ``unknown`` (as is
+one all of whose tests were): most of its tests did not run to their end.  (A test steered
+around a requirement that failed with a wrong answer, masked, checked what it could up to
+the wrong answer it would meet again: the masking design decides each requirement on its
+own evidence, and the masked requirement's failure already decides the verdict.)"""
 
 RUN_DECLINED_SHARE = 1 / 3
 """A run more than a third of whose tests were declined is not conformant and fails the
@@ -235,10 +237,14 @@ gate, whatever each requirement's row says: too much of the suite did not run to
 
 def declined_tests(tests: list[dict[str, Any]]) -> dict[str, Any]:
     """Of ``tests``, those that ran and those of them that were declined: ``{"tests": N,
-    "of": M, "by": {the requirement or hang each cites: count}, "first": the first one's
-    reason}``."""
+    "of": M, "not_made": how many of them stopped at a call not made because it hung or
+    raised earlier in the run, "by": {the requirement or hang each cites: count}, "first":
+    the first one's reason}``."""
     ran = [t for t in tests if t["status"] not in (Status.SKIPPED, Status.NOT_SUPPORTED)]
     declined = [t for t in ran if t["status"] == Status.DECLINED]
+    # (a step steered around a requirement masked because it failed with a wrong answer
+    # says "R is masked"; one whose call failed to answer earlier does not)
+    not_made = [t for t in declined if " is masked; " not in str(t.get("skip_reason") or "")]
     by: dict[str, int] = {}
     for t in declined:
         key = str(t.get("declined_by") or "a step not taken")
@@ -247,6 +253,7 @@ def declined_tests(tests: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "tests": len(declined),
         "of": len(ran),
+        "not_made": len(not_made),
         "by": dict(sorted(by.items())),
         "first": (
             f"{first['suite_id']}: {str(first.get('skip_reason') or '').splitlines()[0][:300]}"
@@ -256,9 +263,12 @@ def declined_tests(tests: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def too_many_declined(declined: dict[str, Any], share: float = DECLINED_SHARE) -> bool:
-    """More than ``share`` of the tests that ran were declined (or all were)."""
-    n, of = int(declined["tests"]), int(declined["of"])
+def too_many_declined(
+    declined: dict[str, Any], share: float = DECLINED_SHARE, key: str = "tests"
+) -> bool:
+    """More than ``share`` of the tests that ran were declined (or all were); ``key``
+    ``"not_made"``: counting only those stopped at a call that failed to answer earlier."""
+    n, of = int(declined.get(key, declined["tests"])), int(declined["of"])
     return n > 0 and (n == of or n > share * of)
 
 

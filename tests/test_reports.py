@@ -594,6 +594,17 @@ def test_a_requirement_most_of_whose_tests_were_declined_is_unknown() -> None:
     # all of them
     report = reports.build(_declined_run(declined=3, passed=0), SUITE, RUN)
     assert _row(report, "KIND-ACCEPTED")["status"] == "unknown"
+    # steered around a requirement masked for a wrong answer: counted, and decided by what
+    # ran (the masked requirement's own failure decides the verdict)
+    doc = _declined_run(declined=6, passed=4)
+    for t in doc["results"]:
+        if t["status"] == "declined":
+            t["skip_reason"] = (
+                "declined: STREAM-QUERY is masked; the backend broke it here again: #3 x"
+            )
+    row = _row(reports.build(doc, SUITE, RUN), "KIND-ACCEPTED")
+    assert row["status"] == "pass" and row["declined"]["tests"] == 6
+    assert row["declined"]["not_made"] == 0
 
 
 def test_a_run_that_declined_more_than_a_third_of_its_tests_is_not_conformant() -> None:

@@ -118,7 +118,7 @@ def _first_failure(
     for r in results:
         elapsed += float(r.get("duration_s") or 0)
         for f in r.get("failures") or []:
-            if f.get("status") in (Status.FAIL, Status.FLAKY, Status.TIMEOUT) and (
+            if f.get("status") in (Status.FAIL, Status.FLAKY, Status.TIMEOUT, Status.CRASH) and (
                 req is None or f.get("requirement") == req
             ):
                 return round(elapsed, 3), r, f
@@ -217,7 +217,7 @@ def check(
         for r in rows
         if r["status"] != Status.PASS and r["status"] != Status.NOT_SUPPORTED
     }
-    seconds, first_test, _failure = _first_failure(results, req)
+    seconds, first_test, first = _first_failure(results, req)
     res = VariantResult(
         variant.name,
         sort,
@@ -244,6 +244,12 @@ def check(
         # timing that a replay does not meet (a loaded machine): the gate fails on it all
         # the same, so it is caught.
         status = bad.get(str(req))
+        if targeted and first is not None and status in (None, Status.UNKNOWN):
+            # A targeted run stops at the first failure citing the requirement: what
+            # the row would make of it once the whole suite ran is not known (a failure
+            # with other readings may be charged to one of them, which this part of the
+            # suite found clear); the failure itself is what targeted mode asks for.
+            status = Status(first["status"])
         if variant.hangs:
             # A call that never returns: one hang, charged to its requirement (timeout).
             res.ok = status == Status.TIMEOUT

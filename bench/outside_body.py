@@ -8,7 +8,7 @@ verdict, the status of the requirement the variant must be charged to, how many 
 requirements are not ``pass`` (``unknown`` among them), the tests declined, the restarts
 charged to nothing (``selfcheck.uncharged_restarts``) and the wall time.
 
-``python bench/outside_body.py [spec|cann ...] [--mode ci|conformance ...]``
+``python bench/outside_body.py [spec|cann ...] [ci|conformance ...] [VARIANT ...]``
 
 Last line: ``outside_body: <n> of <m> runs not conformant, exit 1, charged as the
 catalogue says, with no other requirement left unknown (but where the verdict says the
@@ -94,8 +94,9 @@ def one(name: str, profile: str, mode: str) -> dict[str, object]:
 def main(argv: list[str]) -> int:
     profiles = [a for a in argv if a in ("spec", "cann")] or ["spec", "cann"]
     modes = [a for a in argv if a in ("ci", "conformance")] or ["ci", "conformance"]
+    names = [a for a in argv if a in VARIANTS] or VARIANTS
     rows = []
-    for name in VARIANTS:
+    for name in names:
         for profile in profiles:
             for mode in modes:
                 row = one(name, profile, mode)

@@ -114,6 +114,9 @@ def faults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path) + (os.pathsep + path if path else ""))
     monkeypatch.setenv("ACL_TEST_FAULT_ONCE", str(tmp_path / "fault-happened"))
+    # Under the project's own pytest-xdist run this process is a worker: the suite's pytest
+    # would inherit that mark and take its controller for a worker.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     return tmp_path
 
 

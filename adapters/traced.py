@@ -16,7 +16,6 @@ import inspect
 import threading
 import time
 from collections.abc import Callable
-from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -110,13 +109,6 @@ class Traced(Adapter):
         successful aclrtResetDevice has undone (one reset drops one, as the model has it)."""
         with self.lock:
             return dict(self._references)
-
-    def add_references(self, devices: Iterable[int]) -> None:
-        """A successful aclrtSetDevice on each of ``devices`` was made on the wrapped
-        adapter past this wrapper (the isolation reset's): counted in ``references``."""
-        with self.lock:
-            for device in devices:
-                self._references[device] = self._references.get(device, 0) + 1
 
     def record(self, name: str, args: Mapping[str, Any]) -> CallRecord:
         """Make ``name(**args)`` on the wrapped adapter; the call's record (what the

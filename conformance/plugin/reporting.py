@@ -209,6 +209,22 @@ def _failure_status(failure: BaseException) -> Status:
     return Status.CRASH if isinstance(failure, BackendCrash) else Status.FAIL
 
 
+def _charge(
+    failure: BaseException, status: Status, expected: str | None, same_as: str | None
+) -> dict[str, Any]:
+    """What a failure record and its early note both say of where a failure is charged:
+    the requirement it cites (a hang or crash has one too: the one its call's success
+    stands for), its other readings, its identity, status, entry and owner."""
+    return {
+        "requirement": getattr(failure, "requirement", None),
+        "also": list(getattr(failure, "also", ())),
+        "identity": getattr(failure, "identity", None),
+        "status": status.value,
+        "expected": expected,
+        "same_as": same_as,
+    }
+
+
 def _failure_record(
     item: pytest.Item,
     failure: BaseException,
@@ -270,13 +286,7 @@ def _failure_record(
             if replayed["reproduced"] is False:
                 status = Status.FLAKY
     record = {
-        "requirement": getattr(failure, "requirement", None),
-        "also": list(getattr(failure, "also", ())),
-        # A hang has one too (BackendTimeout.charge): the requirement and the call's situation.
-        "identity": getattr(failure, "identity", None),
-        "status": status.value,
-        "expected": expected,
-        "same_as": same_as,
+        **_charge(failure, status, expected, same_as),
         "calls": history[-60:],
         "call_count": len(history),
         **_allowed_and_observed(first, hang),
@@ -306,12 +316,7 @@ def _failure_note(
     history: list[str] = list(getattr(failure, "history", [])[-1:])
     status = _failure_status(failure)
     return {
-        "requirement": getattr(failure, "requirement", None),
-        "also": list(getattr(failure, "also", ())),
-        "identity": getattr(failure, "identity", None),
-        "status": status.value,
-        "expected": expected,
-        "same_as": same_as,
+        **_charge(failure, status, expected, same_as),
         "test": shared.suite_id(item),
         "call": (
             call.removeprefix("call:").strip()

@@ -130,7 +130,6 @@ class Suite:
     _adapter: Traced | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     backend_version: str = ""
-    restarts: int = 0
     expected: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Requirement -> (expectations entry, its description): failures citing it are expected."""
     found_here: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -330,7 +329,6 @@ class Suite:
                 finally:
                     self._adapter = None
                     self._why = reason
-                    self.restarts += int(restart)
 
     @contextmanager
     def recheck(self) -> Iterator[None]:

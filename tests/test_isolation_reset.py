@@ -122,14 +122,19 @@ def test_without_the_rewrite_the_next_harness_sees_the_write(
 
 
 def test_the_references_the_reset_takes_are_counted(suite: Suite) -> None:
-    """The reset makes each device it rewrites current (aclrtSetDevice, a reference each):
-    the next harness's model counts them, so that as many aclrtResetDevice calls as it
-    counts end the device's context (a stream created there is destroyed with it)."""
+    """The reset brings each device's aclrtSetDevice references down to one (however many
+    the harnesses took) and makes device 0 current (one more): the next harness's model
+    counts them, so that as many aclrtResetDevice calls as it counts end the device's
+    context (a stream created there is destroyed with it)."""
+    for _ in range(3):
+        with suite.harness() as h:
+            h.call("set_device", device_id=1)
+            h.call("set_device", device_id=1)
+            _write(h)  # a write on device 1: the reset rewrites it there
     with suite.harness() as h:
-        h.call("set_device", device_id=1)
-        _write(h)  # a write on device 1: the reset rewrites it there
-    with suite.harness() as h:
-        assert h.model.device_references(1) >= 2  # this harness's one, the reset's one
+        # device 1: the one left; device 0: that one, the reset's and this harness's
+        assert h.model.device_references(1) == 1
+        assert h.model.device_references(0) == 3
         h.call("set_device", device_id=1)
         s = h.stream()
         h.call("set_device", device_id=0)

@@ -18,7 +18,8 @@ used and released its streams, events, registrations and buffers.  Then the rese
    and compared with those bytes (a backend that gives a variable back its starting
    bytes on a reset, as the bundled ones do, costs one read); only the runs that differ
    are rewritten and read back;
-4. makes device 0 current again.
+4. brings each device's aclrtSetDevice references down to one (aclrtResetDevice), and
+   makes device 0 current again.
 
 Only what may have changed is rewritten: an example that wrote four bytes of a 16 MiB
 variable costs a four-byte rewrite, and one that wrote nothing costs one aclrtSetDevice.
@@ -127,6 +128,7 @@ def restore(
     ranges: Ranges,
     devices_reset: Collection[int] = (),
     look: Look | None = None,
+    references: Callable[[], Mapping[int, int]] | None = None,
 ) -> list[str]:
     """Rewrite ``ranges`` with the ``initial`` bytes and read them back, then make device 0
     current; every call through ``call``, the harness's judged path (``Harness.call``): a
@@ -137,8 +139,14 @@ def restore(
     variable is first read through ``look`` and compared with its ``initial`` bytes; only
     the runs that differ are rewritten.  A variable with no ``initial`` bytes (never read
     from this instance) is left as it is (the module's docstring says why).  Returns
-    those, ``"<variable> on device <d>"`` each.  Raises ResetFailed when the reset cannot
-    be made (a call declined or refused with a code the profile allows)."""
+    those, ``"<variable> on device <d>"`` each.
+
+    ``references``: the aclrtSetDevice references each device holds now; each device
+    that holds more than one is brought down to one (aclrtResetDevice), so that the
+    count an instance holds does not grow with the harnesses it served (a test that
+    ends a device's context resets as many times as the count says) and no context
+    ends.  Raises ResetFailed when the reset cannot be made (a call declined or refused
+    with a code the profile allows)."""
     left = [f"{name} on device {d}" for d, name in sorted(ranges) if (d, name) not in initial]
     wanted = {key: spans for key, spans in ranges.items() if key in initial}
     try:
@@ -146,6 +154,9 @@ def restore(
             wanted = _differing(call, initial, wanted, set(devices_reset), look)
         if wanted:
             _rewrite(call, fixtures, initial, wanted)
+        for d, n in sorted((references() if references is not None else {}).items()):
+            for _ in range(n - 1):
+                _ok(call("reset_device", {"device_id": d}), f"aclrtResetDevice({d})")
         _ok(call("set_device", {"device_id": 0}), "aclrtSetDevice(0)")
     except Declined as exc:
         raise ResetFailed(f"a call was not made: {exc}") from None

@@ -503,7 +503,13 @@ class Suite:
             call: reset.Call = lambda name, args: h.call(name, **args)  # noqa: E731
             try:
                 reset.restore(
-                    call, h.fixtures, self._initial, ranges, h.ledger.devices_reset, _looker(h)
+                    call,
+                    h.fixtures,
+                    self._initial,
+                    ranges,
+                    h.ledger.devices_reset,
+                    _looker(h),
+                    lambda: {d: h.model.device_references(d) for d in h.adapter.references()},
                 )
                 reset.free(call, [b.address for b in h.scratch.forget()])
                 # Variables the reset read for the first time (a device reset's): what

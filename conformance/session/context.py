@@ -52,6 +52,7 @@ from acl_conformance.conformance.harness.failure import Declined
 from acl_conformance.conformance.harness.hangs import CallLimit
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.runstate import RunState
+from acl_conformance.conformance.harness.teardown import Call
 from acl_conformance.reference_impl.evidence import Tally
 
 from . import settings
@@ -500,7 +501,7 @@ class Suite:
             # The clean-up freed the scratch buffers: a read the reset makes allocates
             # its own, freed at its end.
             h.scratch.forget()
-            call: reset.Call = lambda name, args: h.call(name, **args)  # noqa: E731
+            call: Call = lambda name, args: h.call(name, **args)  # noqa: E731
             try:
                 reset.restore(
                     call,

@@ -13,6 +13,13 @@ to a known state through the contract after each (``conformance/harness/reset.py
   charged to a requirement and naming the call, and the instance is replaced; a reset the
   suite cannot make is no failure of the backend, and the instance is replaced too; the
   count of instances and the list of restarts say why; so do a crash and a hang;
+- a device reset costs no fresh instance: each variable of the reset device that the
+  instance read is read once and compared with its first-read bytes, only what differs
+  is rewritten (a device that zero-fills its variables on a reset gets them back; one
+  that gives back the starting bytes costs one read of g_arr16m), a variable no harness
+  read is left as the reset left it, and the reset's reads are judged (a wrong one is
+  the test's failure, charged); the instance's aclrtSetDevice references are brought
+  back down to one;
 - the same through the agent: one agent process serves harness after harness, and an
   agent that dies in its reset is replaced;
 - through the plugin: a test that fails on a reused instance and passes on fresh ones
@@ -339,6 +346,18 @@ def _writes_big_then_resets(suite: Suite) -> bytes:
         ops.to_symbol(h, BIG, src, count=4, offset=1000)
         _reset_device(h, 1)
         return h.first_reads[(1, BIG)]
+
+
+def test_differing_runs_are_whole_blocks() -> None:
+    block = 4096
+    want = bytes(range(256)) * (3 * block // 256) + b"\x07" * 10
+    now = bytearray(want)
+    now[5] ^= 1  # block 0
+    now[2 * block + 1] ^= 1  # block 2
+    now[3 * block + 9] ^= 1  # the short last block
+    assert reset.differing_runs(bytes(now), want) == [(0, block), (2 * block, 3 * block + 10)]
+    assert reset.differing_runs(want, want) == []
+    assert reset.differing_runs(want[:100], want) == [(100, len(want))]
 
 
 @pytest.mark.parametrize("rewrite", [True, False])

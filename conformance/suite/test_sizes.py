@@ -8,8 +8,11 @@ early, a page-locked copy split into chunks that loses its tail, a length that w
 registered) at every size of ``size_plan``, one byte under, at and one byte over each
 threshold, some at odd offsets in the variable and in host memory.  Each copy is followed
 at once by a write to its host source (To), a stream query and a synchronous read of the
-bytes written and one byte either side: a copy that returned before it was complete, that
-reads its source late, that drops a tail or wraps its length shows there.  A page-locked
+bytes written and one byte either side (for a page-locked copy, of its last bytes, then
+of all of them once its stream is synchronised): a copy that returned before it was
+complete, that reads its source late, that drops a tail or wraps its length shows there.
+A pageable asynchronous copy is made behind a stream gate that a timer opens, so that one
+that returns without waiting for its stream shows whatever its timing.  A page-locked
 copy may run at any time until a synchronisation and may take bytes the host wrote
 meanwhile: the model accepts every value a byte could hold, so these tests only assert
 what every legal backend must do.

@@ -101,23 +101,20 @@ class PinnedChunksDropTheTail(MutantBase):
 
 class DmaLengthWraps(MutantBase):
     """The To copies put the length in a 24-bit DMA field: a copy of ``count`` bytes writes
-    ``count mod 2^24`` of them (a copy of 16 MiB writes nothing) and succeeds."""
+    ``count mod 2^24`` of them (a copy of 16 MiB writes nothing) and succeeds; the call is
+    otherwise made as the simulator makes it (a pageable one waits for its stream, a
+    page-locked one is a task of its stream)."""
 
-    def _wrapped(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
-        if self._would_copy(symbol, src, count, offset, kind):
-            return count % (1 << DMA_LENGTH_BITS)
-        return count
+    def _copy_now(self, host_ptr: int, n: int, device: ByteArray, to_device: bool) -> int:
+        if to_device and n >= 1 << DMA_LENGTH_BITS:
+            n %= 1 << DMA_LENGTH_BITS
+            device = device[:n]
+        return super()._copy_now(host_ptr, n, device, to_device)
 
-    def memcpy_to_symbol_async(
-        self, symbol: int, src: int, count: int, offset: int, kind: int, stream: int
+    def _copy_on_stream(
+        self, stream: int, host_ptr: int, n: int, device: ByteArray, to_device: bool
     ) -> int:
-        n = self._wrapped(symbol, src, count, offset, kind)
-        if count and not n:
-            return ACL_SUCCESS  # an empty descriptor: nothing to do
-        return super().memcpy_to_symbol_async(symbol, src, n, offset, kind, stream)
-
-    def memcpy_to_symbol(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
-        n = self._wrapped(symbol, src, count, offset, kind)
-        if count and not n:
-            return ACL_SUCCESS
-        return super().memcpy_to_symbol(symbol, src, n, offset, kind)
+        if to_device and n >= 1 << DMA_LENGTH_BITS:
+            n %= 1 << DMA_LENGTH_BITS
+            device = device[:n]
+        return super()._copy_on_stream(stream, host_ptr, n, device, to_device)

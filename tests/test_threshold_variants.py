@@ -65,13 +65,17 @@ def test_staged_out_of_order_lands_after_the_return_and_outside_the_stream() -> 
         data = pattern(2, N + 1)
         src = host(sim, data, "pageable")
         at_return = []
-        for _ in range(5):  # the staging thread lands 2 ms later: seen missing at least once
+        # the staging thread lands 2 ms after the return: seen missing at least once (a
+        # loaded machine may delay this thread past it now and then, not twenty times)
+        for _ in range(20):
             assert sim.memcpy_to_symbol_async(sym(sim, VAR), src, N + 1, 0, H2D, s) == 0
             at_return.append(read_var(sim, VAR, 0, N + 1) == data)
             deadline = time.monotonic() + 5
             while read_var(sim, VAR, 0, N + 1) != data and time.monotonic() < deadline:
                 time.sleep(0.005)
             assert read_var(sim, VAR, 0, N + 1) == data  # it lands
+            if not at_return[-1]:
+                break
             src = host(sim, data := pattern(3 + len(at_return), N + 1), "pageable")
         assert not all(at_return)
         # at the threshold it is the simulator's copy: there at return

@@ -1,0 +1,116 @@
+"""Coverage: what sizes and offsets a requirement's checks rested on, per kind of host memory.
+
+The model's tally keeps, per requirement and kind of host memory (pinned, pageable,
+registered), the smallest and largest count of the successful copies its checks judged
+and whether an odd offset was seen; it travels in each test's tally, is merged across
+workers and shards, and the reports say it, with a note where a pass rests on small
+copies only.
+"""
+
+from __future__ import annotations
+
+import pytest
+from world import PAGEABLE
+from world import PINNED
+from world import W
+from world import make_world
+
+from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
+from acl_conformance.reference_impl.evidence import CopyShape
+from acl_conformance.reference_impl.evidence import Extent
+from acl_conformance.reference_impl.evidence import Tally
+
+
+@pytest.fixture
+def w() -> W:
+    return make_world("cann")
+
+
+def _copy(w: W, src: int, count: int, offset: int = 0, symbol: str = "g_arr4k") -> None:
+    w.ok(
+        "memcpy_to_symbol_async",
+        symbol=w.sym[symbol],
+        src=src,
+        count=count,
+        offset=offset,
+        kind=1,
+        stream=w.stream,
+    )
+
+
+def test_the_model_keeps_the_extent_of_each_kind(w: W) -> None:
+    ev = w.model.tally
+    assert not ev.coverage  # the fixture's set-up copies nothing
+    _copy(w, PINNED, 16)
+    _copy(w, PINNED + 1, 3000, offset=7)
+    _copy(w, PAGEABLE, 100)
+    _copy(w, PAGEABLE + 2, 40, offset=2)
+    w.ok("host_register", ptr=PAGEABLE + 4096, size=4096)
+    _copy(w, PAGEABLE + 4096, 4096)
+    # A rejected copy moves no bytes: its size is not kept, though its check is counted.
+    bounds = w.model.tally.checks["BOUNDS-PAST-END"]
+    w.ok("synchronize_stream", stream=w.stream)
+    v = w.model.settle(
+        w.model.judge(
+            "memcpy_to_symbol_async",
+            symbol=w.sym["g_u32"],
+            src=PINNED,
+            count=5000,
+            offset=0,
+            kind=1,
+            stream=w.stream,
+        ),
+        ACL_ERROR_INVALID_PARAM,
+    )
+    assert not v and ev.checks["BOUNDS-PAST-END"] == bounds + 1
+    assert "BOUNDS-PAST-END" not in ev.coverage
+    codes = ev.coverage["RETURN-CODES"]
+    assert set(codes) == {"pinned", "pageable", "registered"}
+    assert (codes["pinned"].smallest, codes["pinned"].largest) == (16, 3000)
+    assert codes["pinned"].odd_offset and codes["pinned"].odd_host
+    assert (codes["pageable"].smallest, codes["pageable"].largest) == (40, 100)
+    assert not codes["pageable"].odd_offset and not codes["pageable"].odd_host
+    assert codes["registered"].largest == codes["registered"].smallest == 4096
+    assert codes["pinned"].copies == 2 and codes["pageable"].copies == 2
+    # Only the pageable copies (not the registered one, page-locked) promise completion
+    # at their return.
+    assert set(ev.coverage["PAGEABLE-BLOCKS"]) == {"pageable"}
+
+
+def test_a_read_charges_the_copies_it_judged(w: W) -> None:
+    """The bytes a read judges are those of the copies it shows: their shapes, not the
+    read's own, count toward the requirements of those bytes."""
+    _copy(w, PINNED + 1, 33, offset=3)
+    w.ok("synchronize_stream", stream=w.stream)
+    before = dict(w.model.tally.coverage.get("EFFECT-BYTES") or {})
+    assert not before
+    expected = bytes(range(1, 34))
+    assert not w.observe("g_arr4k", expected, offset=3)
+    bytes_ = w.model.tally.coverage["EFFECT-BYTES"]
+    assert set(bytes_) == {"pinned"}
+    assert (bytes_["pinned"].smallest, bytes_["pinned"].largest) == (33, 33)
+    assert bytes_["pinned"].odd_offset and bytes_["pinned"].odd_host
+    assert w.model.tally.coverage["PINNED-COMPLETE-AFTER-SYNC"]["pinned"].largest == 33
+
+
+def test_merge_of_two_workers_keeps_the_widest_extent() -> None:
+    a, b = Tally(), Tally()
+    a.check_copy(CopyShape("pinned", 16, False, False), "EFFECT-BYTES")
+    a.check_copy(CopyShape("pageable", 496, False, True), "EFFECT-BYTES")
+    b.check_copy(CopyShape("pinned", 1 << 24, True, False), "EFFECT-BYTES", "PINNED-ASYNC")
+    b.check_copy(CopyShape("pinned", 1, False, False), "EFFECT-BYTES")
+    # Each worker's tally goes through results.json as JSON: merged as read back.
+    total = Tally.total(Tally.from_json(t.to_json()) for t in (a, b))
+    pinned = total.coverage["EFFECT-BYTES"]["pinned"]
+    assert pinned == Extent(copies=3, smallest=1, largest=1 << 24, odd_offset=True)
+    assert total.coverage["EFFECT-BYTES"]["pageable"] == Extent(1, 496, 496, False, True)
+    assert total.coverage["PINNED-ASYNC"]["pinned"].smallest == 1 << 24
+    assert total.checks["EFFECT-BYTES"] == 4
+    # Merging leaves the parts as they were.
+    assert a.coverage["EFFECT-BYTES"]["pinned"] == Extent(1, 16, 16, False, False)
+
+
+def test_a_tally_without_coverage_reads_as_none_known() -> None:
+    """Results written before coverage was kept have no ``coverage`` in their tallies."""
+    old = {"checks": {"EFFECT-BYTES": 3}, "seen": {}, "declined": {}, "set_aside": {}}
+    assert Tally.from_json(old).coverage == {}

@@ -10,7 +10,8 @@ stream was last known complete) that name the likelier cause of a busy stream.
 A check that judged a successful copy (its answer, or later the bytes it left) also
 records the copy's shape (``copy_shape``: its count, its kind of host memory, odd
 offsets) under the requirement, so that the report can say what sizes a pass rests on.
-A rejected copy moves no bytes: its size says nothing of a data path, and is not kept.
+A rejected copy, or one of no bytes, moves none: its size says nothing of a data path,
+and is not kept.
 """
 
 from __future__ import annotations
@@ -64,12 +65,15 @@ _SYMBOL_COPIES = frozenset(
 def copy_shape(state: ModelState, call: Judgement) -> CopyShape | None:
     """The shape of a copy to or from a symbol as the model knows it now, at its call: its
     count, the kind of host memory its host side lies in, and whether its symbol offset or
-    host address is odd (None for another call)."""
+    host address is odd (None for another call, and for a copy of no bytes: like a
+    rejected one, it says nothing of a data path)."""
     if call.name not in _SYMBOL_COPIES:
         return None
     to = call.name.startswith("memcpy_to")
     address = int(call.args.get("src" if to else "dst") or 0)
     count = int(call.args.get("count") or 0)
+    if count <= 0:
+        return None
     rng = state.world.host_range(address, count) if address else None
     if rng is None or rng.buffer is None:
         kind = "unknown"

@@ -24,6 +24,15 @@ def evidence_lines(r: dict[str, Any]) -> list[str]:
                 "allowed but never seen in this run (the pass does not rest on them): "
                 + "; ".join(o["not_seen"])
             )
+    c = r.get("coverage")
+    if c:
+        out.append("copies its checks judged, by host memory: " + coverage_text(c))
+        if c["small_only"]:
+            out.append(
+                f"rests on copies smaller than {size_text(c['small_below'])} only for "
+                f"{' and '.join(c['small_only'])} memory: a data path a backend takes for "
+                "larger copies of it is not tested"
+            )
     d = r.get("declined")
     if d and d.get("tests"):
         by = ", ".join(f"{k} {v}" for k, v in (d.get("by") or {}).items())
@@ -47,6 +56,50 @@ def evidence_lines(r: dict[str, Any]) -> list[str]:
             f"{f.get('reason') or 'no reason given'}{link}"
         )
     return out
+
+
+COVERAGE_NAMES = {"unknown": "memory the suite did not allocate"}
+"""How a kind of host memory is called in the coverage line, where not by its key."""
+
+
+def coverage_text(c: dict[str, Any]) -> str:
+    """A row's coverage in one line: per kind of host memory, the range of counts its
+    checks judged and whether odd offsets were seen; the kinds never seen last."""
+    parts = [
+        f"{COVERAGE_NAMES.get(k, k)}: {extent_text(e)}" for k, e in (c.get("kinds") or {}).items()
+    ]
+    parts += [f"{k}: never" for k in c.get("never") or []]
+    return "; ".join(parts)
+
+
+def extent_text(e: dict[str, Any]) -> str:
+    """``1 B to 496 B, no odd offset`` / ``4 KiB, odd symbol offset and host address seen``."""
+    lo, hi = size_text(e["smallest"]), size_text(e["largest"])
+    sizes = lo if lo == hi else f"{lo} to {hi}"
+    odd = [
+        w
+        for w, seen in (("symbol offset", e["odd_offset"]), ("host address", e["odd_host"]))
+        if seen
+    ]
+    return f"{sizes}, " + (f"odd {' and '.join(odd)} seen" if odd else "no odd offset")
+
+
+def small_note(c: dict[str, Any] | None) -> str:
+    """The terminal's short form for a row resting on small copies only for some kind of
+    host memory ('' for none): ``small copies only: pageable up to 496 B``."""
+    if not c or not c["small_only"]:
+        return ""
+    return "small copies only: " + ", ".join(
+        f"{k} up to {size_text(c['kinds'][k]['largest'])}" for k in c["small_only"]
+    )
+
+
+def size_text(n: int) -> str:
+    """A count of bytes, exact: ``496 B``, ``64 KiB``, ``16 MiB``, ``65,537 B``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n:,} B"
 
 
 def entry_text(e: dict[str, Any], status: str = Status.XFAIL) -> str:

@@ -9,16 +9,30 @@ copies only.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from test_reports import RUN
+from test_reports import SUITE
+from test_reports import _results
+from test_reports import _row
+from test_reports import _test
+from test_reports import _validate
 from world import PAGEABLE
 from world import PINNED
 from world import W
 from world import make_world
 
+from acl_conformance import reports
+from acl_conformance.conformance.command_line import runner
 from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
 from acl_conformance.reference_impl.evidence import CopyShape
 from acl_conformance.reference_impl.evidence import Extent
 from acl_conformance.reference_impl.evidence import Tally
+from acl_conformance.reports import html
+from acl_conformance.reports import markdown
+from acl_conformance.reports.evidence_text import coverage_text
+from acl_conformance.reports.evidence_text import size_text
 
 
 @pytest.fixture
@@ -114,3 +128,72 @@ def test_a_tally_without_coverage_reads_as_none_known() -> None:
     """Results written before coverage was kept have no ``coverage`` in their tallies."""
     old = {"checks": {"EFFECT-BYTES": 3}, "seen": {}, "declined": {}, "set_aside": {}}
     assert Tally.from_json(old).coverage == {}
+
+
+def _with_coverage(record: dict[str, Any], tally: Tally) -> dict[str, Any]:
+    """``record`` (a test's results record) with ``tally``'s coverage in its tally."""
+    record["tally"]["coverage"] = tally.to_json()["coverage"]
+    return record
+
+
+def test_the_report_says_what_sizes_a_pass_rests_on() -> None:
+    """Two workers' tests, one with small pageable copies only, one with large pinned ones:
+    the row merges them, the schema takes it, and every rendering says it; the terminal
+    notes the kind that rests on small copies only."""
+    small, large = Tally(), Tally()
+    small.check_copy(CopyShape("pageable", 1, False, False), "EFFECT-BYTES")
+    small.check_copy(CopyShape("pageable", 496, False, False), "EFFECT-BYTES")
+    small.check_copy(CopyShape("pinned", 16, False, False), "EFFECT-BYTES")
+    large.check_copy(CopyShape("pinned", 1 << 24, True, False), "EFFECT-BYTES")
+    tests = [
+        _with_coverage(_test("t_small", "pass", ["EFFECT-BYTES", "KIND-ACCEPTED"]), small),
+        _with_coverage(_test("t_large", "pass", ["EFFECT-BYTES"]), large),
+    ]
+    report = reports.build(_results(tests, selected=["EFFECT-BYTES", "KIND-ACCEPTED"]), SUITE, RUN)
+    _validate(report)
+    row = _row(report, "EFFECT-BYTES")
+    assert row["status"] == "pass"
+    c = row["coverage"]
+    assert c["kinds"]["pinned"] == {
+        "copies": 2,
+        "smallest": 16,
+        "largest": 1 << 24,
+        "odd_offset": True,
+        "odd_host": False,
+    }
+    assert c["kinds"]["pageable"]["largest"] == 496
+    assert c["small_only"] == ["pageable"] and c["never"] == ["registered"]
+    assert _row(report, "KIND-ACCEPTED")["coverage"] is None  # no copy judged under it
+    line = (
+        "pinned: 16 B to 16 MiB, odd symbol offset seen; "
+        "pageable: 1 B to 496 B, no odd offset; registered: never"
+    )
+    assert coverage_text(c) == line
+    md = markdown.render(report)
+    md_row = next(x for x in md.splitlines() if x.startswith("| EFFECT-BYTES "))
+    assert line in md_row and "smaller than 64 KiB only for pageable memory" in md_row
+    assert line in html.render(report)
+    terminal = runner.summary_table(report)
+    t_row = next(x for x in terminal.splitlines() if x.startswith("EFFECT-BYTES "))
+    assert t_row.endswith("small copies only: pageable up to 496 B")
+    assert "small copies only" not in next(
+        x for x in terminal.splitlines() if x.startswith("KIND-ACCEPTED ")
+    )
+
+
+def test_results_without_coverage_still_make_a_valid_report() -> None:
+    """results.json written before coverage was kept: no coverage, no line, a valid report."""
+    old = _test("t_a", "pass", ["EFFECT-BYTES"])
+    assert "coverage" not in old["tally"]
+    report = reports.build(_results([old], selected=["EFFECT-BYTES"]), SUITE, RUN)
+    _validate(report)
+    assert _row(report, "EFFECT-BYTES")["coverage"] is None
+    assert "copies its checks judged" not in markdown.render(report)
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [(1, "1 B"), (496, "496 B"), (4096, "4 KiB"), (65537, "65,537 B"), (1 << 24, "16 MiB")],
+)
+def test_sizes_are_said_exactly(n: int, text: str) -> None:
+    assert size_text(n) == text

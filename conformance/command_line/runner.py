@@ -51,6 +51,7 @@ from acl_conformance.conformance.session.supervise import Supervisor
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import PROFILES
 from acl_conformance.reports.evidence_text import gate_basis
+from acl_conformance.reports.evidence_text import small_note
 from acl_conformance.reports.status import SHOWN
 from acl_conformance.reports.status import Status
 
@@ -486,6 +487,9 @@ def _evidence_note(r: dict[str, Any]) -> str:
     o = r.get("outcomes")
     if o and o["not_seen"]:
         notes.append(f"never seen: {'; '.join(o['not_seen'])}")
+    small = small_note(r.get("coverage"))
+    if small:
+        notes.append(small)
     d = r.get("declined")
     if d and d.get("tests") and r["status"] != Status.UNKNOWN:
         notes.append(f"declined {d['tests']} of {d['of']} tests")

@@ -9,6 +9,7 @@ copies only.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from world import make_world
 
 from acl_conformance import reports
 from acl_conformance.conformance.command_line import runner
+from acl_conformance.conformance.gating import shards
 from acl_conformance.reference_impl.constants import ACL_ERROR_INVALID_PARAM
 from acl_conformance.reference_impl.evidence import CopyShape
 from acl_conformance.reference_impl.evidence import Extent
@@ -197,3 +199,27 @@ def test_results_without_coverage_still_make_a_valid_report() -> None:
 )
 def test_sizes_are_said_exactly(n: int, text: str) -> None:
     assert size_text(n) == text
+
+
+def test_shards_merge_their_coverage() -> None:
+    """Each shard's results keep each test's tally whole; the merged run's row spans both."""
+    one, two = Tally(), Tally()
+    one.check_copy(CopyShape("pageable", 100, False, False), "PAGEABLE-BLOCKS")
+    two.check_copy(CopyShape("pageable", 1 << 20, False, True), "PAGEABLE-BLOCKS")
+    docs = []
+    for k, (sid, tally) in enumerate((("t_one", one), ("t_two", two)), start=1):
+        doc = _results([_with_coverage(_test(sid, "pass", ["PAGEABLE-BLOCKS"]), tally)])
+        doc["shard"] = {"index": k, "count": 2, "digest": "d", "durations": None, "options": {}}
+        docs.append((f"shard{k}", json.loads(json.dumps(doc))))
+    merged = shards.merge(docs)
+    report = reports.build(merged, SUITE, RUN)
+    _validate(report)
+    c = _row(report, "PAGEABLE-BLOCKS")["coverage"]
+    assert c["kinds"]["pageable"] == {
+        "copies": 2,
+        "smallest": 100,
+        "largest": 1 << 20,
+        "odd_offset": False,
+        "odd_host": True,
+    }
+    assert c["small_only"] == []

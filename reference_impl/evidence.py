@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from types import MappingProxyType
 from typing import Any
+from typing import NamedTuple
 
 ACCEPTED, REJECTED = "accepted", "rejected"
 """The two outcomes of a check the profile leaves open (success and rejection allowed)."""
@@ -75,8 +76,7 @@ aclrtHostRegister registration; memory the model does not know (not the suite's 
 or device memory)."""
 
 
-@dataclass(frozen=True)
-class CopyShape:
+class CopyShape(NamedTuple):
     """The values of one successful copy that a backend's data path may depend on."""
 
     kind: str
@@ -102,14 +102,18 @@ class Extent:
     odd_host: bool = False
 
     def add(self, shape: CopyShape) -> None:
+        n = shape.count
         if self.copies == 0:
-            self.smallest = self.largest = shape.count
-        else:
-            self.smallest = min(self.smallest, shape.count)
-            self.largest = max(self.largest, shape.count)
+            self.smallest = self.largest = n
+        elif n < self.smallest:
+            self.smallest = n
+        elif n > self.largest:
+            self.largest = n
         self.copies += 1
-        self.odd_offset |= shape.odd_offset
-        self.odd_host |= shape.odd_host
+        if shape.odd_offset:
+            self.odd_offset = True
+        if shape.odd_host:
+            self.odd_host = True
 
     def merge(self, other: Extent) -> None:
         if other.copies == 0:
@@ -155,6 +159,11 @@ class Tally:
     """Masked requirement -> violations of it that were seen and set aside."""
     coverage: dict[str, dict[str, Extent]] = field(default_factory=dict)
     """Requirement -> host memory kind -> what its checks of successful copies rested on."""
+    last_shape: tuple[object, CopyShape | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """(call, its shape): the shape of the call being judged, worked out once for its
+    answer and its effect (not merged, not written)."""
 
     def check(self, *requirements: str | None) -> None:
         for r in requirements:
@@ -172,13 +181,19 @@ class Tally:
         ``shape`` too (a read judges the bytes of every copy it shows)."""
         if shape is None:
             return
+        coverage = self.coverage
         for r in requirements:
             if r:
-                kinds = self.coverage.setdefault(r, {})
+                kinds = coverage.get(r)
+                if kinds is None:
+                    kinds = coverage[r] = {}
                 extent = kinds.get(shape.kind)
                 if extent is None:
-                    extent = kinds[shape.kind] = Extent()
-                extent.add(shape)
+                    kinds[shape.kind] = Extent(
+                        1, shape.count, shape.count, shape.odd_offset, shape.odd_host
+                    )
+                else:
+                    extent.add(shape)
 
     def saw(self, requirement: str, outcome: str) -> None:
         self.seen.setdefault(requirement, set()).add(outcome)

@@ -69,6 +69,15 @@ def copy_shape(state: ModelState, call: Judgement) -> CopyShape | None:
     rejected one, it says nothing of a data path)."""
     if call.name not in _SYMBOL_COPIES:
         return None
+    last = state.tally.last_shape
+    if last is not None and last[0] is call:
+        return last[1]  # worked out for its answer, now asked for its effect
+    shape = _shape(state, call)
+    state.tally.last_shape = (call, shape)
+    return shape
+
+
+def _shape(state: ModelState, call: Judgement) -> CopyShape | None:
     to = call.name.startswith("memcpy_to")
     address = int(call.args.get("src" if to else "dst") or 0)
     count = int(call.args.get("count") or 0)

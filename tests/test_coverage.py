@@ -80,6 +80,9 @@ def test_the_model_keeps_the_extent_of_each_kind(w: W) -> None:
     )
     assert not v and ev.checks["BOUNDS-PAST-END"] == bounds + 1
     assert "BOUNDS-PAST-END" not in ev.coverage
+    # So is a copy of no bytes (accepted or not, COUNT-ZERO is checked).
+    _copy(w, PINNED, 0)
+    assert w.model.tally.checks["COUNT-ZERO"] and "COUNT-ZERO" not in ev.coverage
     codes = ev.coverage["RETURN-CODES"]
     assert set(codes) == {"pinned", "pageable", "registered"}
     assert (codes["pinned"].smallest, codes["pinned"].largest) == (16, 3000)

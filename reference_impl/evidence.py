@@ -81,7 +81,8 @@ class CopyShape(NamedTuple):
 
     kind: str
     """One of ``HOST_KINDS``."""
-    count: int
+    nbytes: int
+    """The copy's count (bytes)."""
     odd_offset: bool
     """The symbol offset is odd."""
     odd_host: bool
@@ -102,7 +103,7 @@ class Extent:
     odd_host: bool = False
 
     def add(self, shape: CopyShape) -> None:
-        n = shape.count
+        n = shape.nbytes
         if self.copies == 0:
             self.smallest = self.largest = n
         elif n < self.smallest:
@@ -190,7 +191,7 @@ class Tally:
                 extent = kinds.get(shape.kind)
                 if extent is None:
                     kinds[shape.kind] = Extent(
-                        1, shape.count, shape.count, shape.odd_offset, shape.odd_host
+                        1, shape.nbytes, shape.nbytes, shape.odd_offset, shape.odd_host
                     )
                 else:
                     extent.add(shape)

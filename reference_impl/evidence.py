@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from types import MappingProxyType
@@ -137,15 +138,30 @@ class Extent:
             "odd_host": self.odd_host,
         }
 
+    def to_row(self) -> list[int]:
+        """The compact form a test's tally keeps in results.json (one per requirement and
+        kind of every test): [copies, smallest, largest, odd_offset, odd_host]."""
+        return [
+            self.copies,
+            self.smallest,
+            self.largest,
+            int(self.odd_offset),
+            int(self.odd_host),
+        ]
+
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Extent:
-        return cls(
-            int(doc.get("copies", 0)),
-            int(doc.get("smallest", 0)),
-            int(doc.get("largest", 0)),
-            bool(doc.get("odd_offset")),
-            bool(doc.get("odd_host")),
-        )
+    def from_json(cls, doc: Mapping[str, Any] | Sequence[int]) -> Extent:
+        """From ``to_json``'s form or ``to_row``'s."""
+        if isinstance(doc, Mapping):
+            return cls(
+                int(doc.get("copies", 0)),
+                int(doc.get("smallest", 0)),
+                int(doc.get("largest", 0)),
+                bool(doc.get("odd_offset")),
+                bool(doc.get("odd_host")),
+            )
+        copies, smallest, largest, odd_offset, odd_host = doc
+        return cls(int(copies), int(smallest), int(largest), bool(odd_offset), bool(odd_host))
 
 
 @dataclass
@@ -222,7 +238,7 @@ class Tally:
             "declined": dict(sorted(self.declined.items())),
             "set_aside": dict(sorted(self.set_aside.items())),
             "coverage": {
-                r: {k: e.to_json() for k, e in sorted(kinds.items())}
+                r: {k: e.to_row() for k, e in sorted(kinds.items())}
                 for r, kinds in sorted(self.coverage.items())
             },
         }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -84,13 +86,42 @@ def extent_text(e: dict[str, Any]) -> str:
     return f"{sizes}, " + (f"odd {' and '.join(odd)} seen" if odd else "no odd offset")
 
 
-def small_note(c: dict[str, Any] | None) -> str:
+def small_note(c: dict[str, Any] | None, said: Collection[str] = ()) -> str:
     """The terminal's short form for a row resting on small copies only for some kind of
-    host memory ('' for none): ``small copies only: pageable up to 496 B``."""
-    if not c or not c["small_only"]:
+    host memory ('' for none): ``small copies only: pageable up to 496 B``.  The kinds in
+    ``said`` (small in the whole run, ``small_everywhere``) are left to the run's line."""
+    kinds = [k for k in (c or {}).get("small_only") or [] if k not in said]
+    if not c or not kinds:
         return ""
     return "small copies only: " + ", ".join(
-        f"{k} up to {size_text(c['kinds'][k]['largest'])}" for k in c["small_only"]
+        f"{k} up to {size_text(c['kinds'][k]['largest'])}" for k in kinds
+    )
+
+
+def small_everywhere(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, int], int]:
+    """The kinds of host memory whose copies were small under every requirement of the run
+    (kind -> the largest count), and the size below which a copy is small: one line for
+    the run instead of one note per row."""
+    covs = [r["coverage"] for r in rows if r.get("coverage")]
+    if not covs:
+        return {}, 0
+    below = int(covs[0]["small_below"])
+    largest: dict[str, int] = {}
+    for c in covs:
+        for k, e in c["kinds"].items():
+            largest[k] = max(largest.get(k, 0), int(e["largest"]))
+    small = {k for c in covs for k in c["small_only"]}  # pinned, pageable, registered
+    return {k: n for k, n in largest.items() if k in small and n < below}, below
+
+
+def small_everywhere_text(kinds: dict[str, int], below: int) -> str:
+    """The run's line for ``small_everywhere`` ('' for none)."""
+    if not kinds:
+        return ""
+    what = ", ".join(f"{k} up to {size_text(n)}" for k, n in kinds.items())
+    return (
+        f"small copies only, under every requirement: {what} (no check judged a copy of "
+        f"{size_text(below)} or more in that memory)"
     )
 
 

@@ -133,6 +133,9 @@ def test_a_tally_without_coverage_reads_as_none_known() -> None:
     """Results written before coverage was kept have no ``coverage`` in their tallies."""
     old = {"checks": {"EFFECT-BYTES": 3}, "seen": {}, "declined": {}, "set_aside": {}}
     assert Tally.from_json(old).coverage == {}
+    # An extent reads from the compact form results.json keeps, and from the report's.
+    e = Extent(3, 1, 4096, True, False)
+    assert Extent.from_json(e.to_row()) == Extent.from_json(e.to_json()) == e
 
 
 def _with_coverage(record: dict[str, Any], tally: Tally) -> dict[str, Any]:
@@ -150,11 +153,14 @@ def test_the_report_says_what_sizes_a_pass_rests_on() -> None:
     small.check_copy(CopyShape("pageable", 496, False, False), "EFFECT-BYTES")
     small.check_copy(CopyShape("pinned", 16, False, False), "EFFECT-BYTES")
     large.check_copy(CopyShape("pinned", 1 << 24, True, False), "EFFECT-BYTES")
+    # Large pageable copies elsewhere: pageable memory is small for EFFECT-BYTES only.
+    large.check_copy(CopyShape("pageable", 1 << 20, False, False), "PAGEABLE-BLOCKS")
     tests = [
         _with_coverage(_test("t_small", "pass", ["EFFECT-BYTES", "KIND-ACCEPTED"]), small),
-        _with_coverage(_test("t_large", "pass", ["EFFECT-BYTES"]), large),
+        _with_coverage(_test("t_large", "pass", ["EFFECT-BYTES", "PAGEABLE-BLOCKS"]), large),
     ]
-    report = reports.build(_results(tests, selected=["EFFECT-BYTES", "KIND-ACCEPTED"]), SUITE, RUN)
+    selected = ["EFFECT-BYTES", "KIND-ACCEPTED", "PAGEABLE-BLOCKS"]
+    report = reports.build(_results(tests, selected=selected), SUITE, RUN)
     _validate(report)
     row = _row(report, "EFFECT-BYTES")
     assert row["status"] == "pass"
@@ -226,3 +232,25 @@ def test_shards_merge_their_coverage() -> None:
         "odd_host": True,
     }
     assert c["small_only"] == []
+
+
+def test_a_kind_small_under_every_requirement_is_said_once() -> None:
+    """Registered copies small everywhere: one line under the table, not a note per row;
+    a kind small for one requirement but large for another stays on that row."""
+    tally = Tally()
+    tally.check_copy(CopyShape("registered", 32, False, False), "EFFECT-BYTES", "STREAM-FIFO")
+    tally.check_copy(CopyShape("pinned", 1 << 20, False, False), "EFFECT-BYTES")
+    tally.check_copy(CopyShape("pinned", 64, False, False), "STREAM-FIFO")
+    tests = [_with_coverage(_test("t_a", "pass", ["EFFECT-BYTES", "STREAM-FIFO"]), tally)]
+    report = reports.build(_results(tests, selected=["EFFECT-BYTES", "STREAM-FIFO"]), SUITE, RUN)
+    _validate(report)
+    lines = runner.summary_table(report).splitlines()
+    assert "small copies" not in next(x for x in lines if x.startswith("EFFECT-BYTES "))
+    fifo = next(x for x in lines if x.startswith("STREAM-FIFO "))
+    assert fifo.endswith("small copies only: pinned up to 64 B")
+    assert lines[-1] == (
+        "small copies only, under every requirement: registered up to 32 B (no check judged "
+        "a copy of 64 KiB or more in that memory)"
+    )
+    # The rows themselves still say it, each.
+    assert _row(report, "EFFECT-BYTES")["coverage"]["small_only"] == ["registered"]

@@ -11,7 +11,9 @@ tests/test_charging.py tries each one.
 
 The rules, by the path that asks:
 
-- a wrong return code (``Model.settle``): :func:`wrong_code`;
+- a wrong return code (``Model.settle``): :func:`wrong_code`; what a refusal on the NULL
+  stream is charged to, given to the allowed answers by the profile
+  (``runtime_checks.on_null_stream``): :func:`refused_on_null`;
 - wrong bytes (``diagnosis.diagnose``, one story each): :func:`ran_past_gate`,
   :func:`other_instance`, :func:`reset_elsewhere`, :func:`overwritten`,
   :func:`known_complete_missing`, :func:`ran_late`, :func:`pageable_source_reused`,
@@ -174,6 +176,18 @@ def wrong_code(f: WrongCode) -> Charge:
         requirement, also = DEVICE_CURRENT, _others(DEVICE_CURRENT, requirement, *also)
         why = "no current context on a thread that set a device and still has it: the thread's current device was lost"
     return Charge(requirement, also, why)
+
+
+def refused_on_null(first: Charge) -> Charge:
+    """What a refusal of a call that had to succeed, made on the NULL stream by a backend
+    that declares a default stream, is charged to (``runtime_checks.on_null_stream`` gives
+    the allowed answers these readings): STREAM-NULL-DEFAULT (NULL not taken as the default
+    stream) is another reading of whatever else it breaks (``first``), and the charge where
+    it breaks nothing else (the suite's own stream gate)."""
+    why = "NULL may not have been taken as the default stream"
+    if first.requirement is None:
+        return Charge(STREAM_NULL_DEFAULT, first.also, why)
+    return Charge(first.requirement, tuple(dict.fromkeys((*first.also, STREAM_NULL_DEFAULT))), why)
 
 
 # -- wrong bytes: the stories diagnosis finds ----------------------------------------

@@ -300,12 +300,11 @@ class Harness:
             allowed = answers.allowed_codes()
         except Exception:
             pass  # the model cannot say: charged to no requirement
-        requirement = charge.requirement
         hang = isinstance(exc, BackendTimeout)
         if isinstance(exc, BackendTimeout):
-            exc.charge(requirement, where, allowed, self.snapshot())
+            exc.charge(charge.requirement, where, allowed, self.snapshot())
         else:
-            exc.charge_to(requirement, CALLS[name].c_name, self.snapshot())
+            exc.charge_to(charge.requirement, CALLS[name].c_name, self.snapshot())
         if self.run is not None and exc.identity is not None:
             # Two tests (in two workers) may meet it in the same situation at once: one owns it.
             owner = self.run.claim(exc.identity, self.test_id)
@@ -313,7 +312,7 @@ class Harness:
             self.run.mark_hung(
                 where,
                 {
-                    "requirement": requirement or "",
+                    "requirement": charge.requirement or "",
                     "call": exc.call or name,
                     "test": self.test_id,
                     "limit": (exc.limit or "") if isinstance(exc, BackendTimeout) else "",

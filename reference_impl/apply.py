@@ -43,7 +43,6 @@ from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import STREAM_CALLS
 from .requirement_ids import STREAM_QUERY
 from .requirement_ids import SYMBOL_SIZE_AS_DECLARED
-from .requirement_ids import SYNC_TIMEOUT
 
 Handler = Callable[..., list[Violation]]
 """``handler(state, effect, judgement, outputs) -> violations``; the effect is an
@@ -92,12 +91,7 @@ def _destroy_stream(
 def _sync_stream(
     state: ModelState, e: fx.SyncStream, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
-    promise = (
-        SYNC_TIMEOUT
-        if call.name == "synchronize_stream_with_timeout"
-        else PINNED_COMPLETE_AFTER_SYNC
-    )
-    state.complete(e.stream.queue.frontier, (promise, call))
+    state.complete(e.stream.queue.frontier, (charging.sync_promise(call.name), call))
     return []
 
 

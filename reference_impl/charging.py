@@ -21,7 +21,9 @@ The rules, by the path that asks:
   call promises (:func:`own_promise`);
 - a wrong answer seen by a handler (``apply.py``, ``apply_memory.py``,
   ``observation.py``): :func:`pageable_not_blocking`, :func:`busy_stream`,
-  :func:`reported_device`, :func:`unwritten_read`;
+  :func:`reported_device`, :func:`unwritten_read`; and the requirement a promise of
+  completion stands for, which a copy found missing later is charged to
+  (:func:`pageable_promise`, :func:`sync_promise`);
 - a second look (``conformance/harness/second_look.py``): :func:`drained_or_not`,
   :func:`busy_or_lying`, :func:`read_late_or_wrong`, :func:`late_or_lost`,
   :func:`racing_read`, :func:`the_read_lies`;
@@ -68,6 +70,7 @@ from .requirement_ids import STREAM_FIFO
 from .requirement_ids import STREAM_NULL_DEFAULT
 from .requirement_ids import STREAM_QUERY
 from .requirement_ids import SYNC_ERROR_REPORTING
+from .requirement_ids import SYNC_TIMEOUT
 from .requirement_ids import TOSYMBOL_SYNC
 
 
@@ -395,6 +398,15 @@ def pageable_promise(profile: str, registered_once: bool, likelier: frozenset[st
     pageable copy that did not block is charged to (:func:`pageable_not_blocking`)."""
     charge = pageable_not_blocking(profile, registered_once, likelier, PAGEABLE_BLOCKS)
     return charge.requirement or PAGEABLE_BLOCKS
+
+
+def sync_promise(call: str) -> str:
+    """The requirement a stream synchronisation's promise of completion stands for (a copy
+    found missing after it is charged to it): SYNC-TIMEOUT for the one with a time-out,
+    else PINNED-COMPLETE-AFTER-SYNC."""
+    if call == "synchronize_stream_with_timeout":
+        return SYNC_TIMEOUT
+    return PINNED_COMPLETE_AFTER_SYNC
 
 
 def busy_stream(after_rejection: bool, after_sync_copy: bool, promises: Sequence[str]) -> Charge:

@@ -265,6 +265,11 @@ def test_a_busy_stream_is_charged_to_what_left_it_busy_first_then_the_query() ->
     assert c.requirement == "HYGIENE-NO-ENQUEUE"
 
 
+def test_a_synchronisations_promise() -> None:
+    assert charging.sync_promise("synchronize_stream_with_timeout") == "SYNC-TIMEOUT"
+    assert charging.sync_promise("synchronize_stream") == "PINNED-COMPLETE-AFTER-SYNC"
+
+
 def test_a_misreported_device_and_an_unwritten_read() -> None:
     assert charging.reported_device(True).requirement == "DEVICE-CURRENT"
     assert charging.reported_device(False).requirement == "DEVICE-CALLS"

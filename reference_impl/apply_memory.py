@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from . import charging
 from . import effects as fx
-from .catalogue import Level
-from .catalogue import requirement
 from .constants import MALLOC_HOST_ALIGNMENT
 from .judgement import Judgement
 from .judgement import Violation
@@ -32,7 +31,6 @@ from .requirement_ids import FROMSYMBOL_BYTES
 from .requirement_ids import HOST_MEMORY_CALLS
 from .requirement_ids import PAGEABLE_BLOCKS
 from .requirement_ids import PAGEABLE_DRAINS_STREAM
-from .requirement_ids import PINNED_REGISTERED
 from .requirement_ids import PINNED_START_POINTER
 from .requirement_ids import TOSYMBOL_SYNC
 from .tally import copy_shape
@@ -66,16 +64,22 @@ def copy_to_symbol(
         if g is not None:
             # It did not wait for its stream: it did not drain it, and may not have made
             # its own copy before returning either (the bytes, read later, tell).
-            req, also = _pageable_charge(state, was, PAGEABLE_DRAINS_STREAM, PAGEABLE_BLOCKS)
+            charge = charging.pageable_not_blocking(
+                state.profile.name,
+                was,
+                state.masks | state.known_failing,
+                PAGEABLE_DRAINS_STREAM,
+                PAGEABLE_BLOCKS,
+            )
             violations.append(
                 Violation(
-                    req,
+                    charge.requirement,
                     f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed"
                     + (" (its source was registered once, then unregistered)" if was else ""),
                     call=call,
                     allowed="return only after every earlier task of the stream and the copy are complete",
                     observed="returned before the gate opened",
-                    also=also,
+                    also=charge.also,
                     early=(e.device, e.symbol.name, e.offset, base.tobytes())
                     if base is not None
                     else None,
@@ -91,7 +95,9 @@ def copy_to_symbol(
         own = q if PAGEABLE_DRAINS_STREAM not in state.masks else state.host_queue(call.thread)
         task = state.order.enqueue(own)
         # The promise of completion at return: a copy found missing later is charged to it.
-        promise = _pageable_charge(state, was, PAGEABLE_BLOCKS)[0]
+        promise = charging.pageable_promise(
+            state.profile.name, was, state.masks | state.known_failing
+        )
         state.tally.check_copy(shape, PAGEABLE_BLOCKS)
         state.complete({own.key: task.index}, (promise, call))
     elif e.mode == "pinned":
@@ -133,24 +139,6 @@ def copy_to_symbol(
         if e.source is not None:
             e.source.open_writes.append((w, e.source_offset))
     return violations
-
-
-def _pageable_charge(
-    state: ModelState, registered_once: bool, *readings: str
-) -> tuple[str, tuple[str, ...]]:
-    """(requirement, other readings) of a pageable copy that did not block as it must,
-    from the ``readings`` in order.  From a source registered once and unregistered since,
-    the copy acted page-locked: where PINNED-REGISTERED ("after aclrtHostUnregister it is
-    pageable again") is a MUST it is the charge; where it is not (spec: the text does not
-    name aclrtHostRegister), the memory is the text's malloc memory and the pageable
-    requirement is the charge, PINNED-REGISTERED another reading.  Where the pageable
-    requirement is known to fail (copies from memory never registered do not block
-    either), that is the likelier reading, and it stays the charge."""
-    if not registered_once or readings[0] in state.masks | state.known_failing:
-        return readings[0], (*readings[1:], *([PINNED_REGISTERED] if registered_once else []))
-    if requirement(PINNED_REGISTERED).level(state.profile.name) is Level.MUST:
-        return PINNED_REGISTERED, readings
-    return readings[0], (*readings[1:], PINNED_REGISTERED)
 
 
 def read_symbol(

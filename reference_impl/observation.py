@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import charging
 from .diagnosis import diagnose
 from .judgement import Judgement
 from .judgement import Violation
@@ -22,8 +23,6 @@ from .memory import Write
 from .model_state import ModelState
 from .model_state import PendingRead
 from .requirement_ids import DEVICE_RESET_CONTENTS
-from .requirement_ids import FROMSYMBOL_BYTES
-from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .state import Symbol
 from .tally import read_checks
 
@@ -88,11 +87,12 @@ def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Vi
     obs = np.frombuffer(bytes(observed), dtype=np.uint8)
     mismatches = tmp.check(lo, obs, visible)
     if mismatches and _untouched(state, read, bytes(observed)):
-        promise, by = read.ready_by or (PINNED_COMPLETE_AFTER_SYNC, None)
+        promise, by = read.ready_by or (None, None)
+        charge = charging.unwritten_read(promise)
         return state.screen(
             [
                 Violation(
-                    promise,
+                    charge.requirement,
                     f"the asynchronous read had not written its destination, though it "
                     f"was known complete because "
                     f"{by.label if by is not None else 'a synchronisation'} returned",
@@ -102,7 +102,7 @@ def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Vi
                     # The same bytes are what a read that wrote nothing, or one that read
                     # the wrong place and found there what the destination held, leaves:
                     # a second look tells them apart (see Violation.unwritten).
-                    also=(FROMSYMBOL_BYTES,),
+                    also=charge.also,
                     read=(read.device, read.symbol.name, lo, hi),
                     unwritten=(read.address, bytes(observed)),
                 )

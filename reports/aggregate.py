@@ -40,6 +40,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from acl_conformance.reference_impl import charging
 from acl_conformance.reference_impl.evidence import HOST_KINDS
 from acl_conformance.reference_impl.evidence import OUTCOMES
 from acl_conformance.reference_impl.evidence import Tally
@@ -101,29 +102,19 @@ _COUNTEREXAMPLE_KEYS = (
 
 
 def _charges(failures: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str | None]:
-    """The requirement each failure is charged to: the one it cites, unless it names others
-    it could equally be charged to and one of those failed clearly elsewhere in the run;
-    then that one.  A requirement failed clearly when a failure cites it and none of that
-    failure's other readings is cited by any failure of the run (a pageable copy that
-    returned behind a closed gate did not drain its stream, or did not make its copy
-    either: when no failure says the copy was not made, the drain is clear)."""
-    real = [
-        f
-        for _t, f in failures
-        if f.get("status") in (Status.FAIL, Status.FLAKY) and f.get("requirement")
-    ]
-    anywhere = {f["requirement"] for f in real}
-    clear = {
-        f["requirement"]
-        for f in real
-        if not any(r in anywhere and r != f["requirement"] for r in f.get("also") or [])
-    }
-    out: list[str | None] = []
-    for _t, f in failures:
-        cited = f.get("requirement")
-        others = [r for r in f.get("also") or [] if r in clear and r != cited]
-        out.append(others[0] if others and cited not in clear else cited)
-    return out
+    """The requirement each failure is charged to, as ``charging.in_the_run`` decides: the
+    one it cites, unless one of its other readings failed clearly elsewhere in the run.  A
+    failure counts there when it failed or is flaky (not an expected failure)."""
+    return charging.in_the_run(
+        [
+            charging.Cited(
+                f.get("requirement"),
+                tuple(f.get("also") or ()),
+                f.get("status") in (Status.FAIL, Status.FLAKY),
+            )
+            for _t, f in failures
+        ]
+    )
 
 
 def _flaky_alike(

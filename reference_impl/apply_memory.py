@@ -33,6 +33,7 @@ from .requirement_ids import PAGEABLE_BLOCKS
 from .requirement_ids import PAGEABLE_DRAINS_STREAM
 from .requirement_ids import PINNED_START_POINTER
 from .requirement_ids import TOSYMBOL_SYNC
+from .tally import copy_shape
 
 
 def copy_to_symbol(
@@ -40,10 +41,11 @@ def copy_to_symbol(
 ) -> list[Violation]:
     violations: list[Violation] = []
     var = state.var(e.device, e.symbol)
+    shape = copy_shape(state, call)
     if e.either_kind:
         # The source starts in page-locked memory and runs past it (or lies in memory
         # whose registration may not have outlived a free): either path is accepted.
-        state.tally.check(PINNED_START_POINTER)
+        state.tally.check_copy(shape, PINNED_START_POINTER)
     base: Bytes | None = None
     if e.source is not None:
         lo = e.source_offset
@@ -85,7 +87,7 @@ def copy_to_symbol(
             )
         else:
             if not state.all_done(q.frontier):
-                state.tally.check(PAGEABLE_DRAINS_STREAM)
+                state.tally.check_copy(shape, PAGEABLE_DRAINS_STREAM)
             state.complete(q.frontier, (PAGEABLE_DRAINS_STREAM, call))
         # Its own copy, complete at its return.  In its stream, its completion says the
         # stream's earlier tasks are complete too: only while the drain is believed (a
@@ -96,7 +98,7 @@ def copy_to_symbol(
         promise = charging.pageable_promise(
             state.profile.name, was, state.masks | state.known_failing
         )
-        state.tally.check(PAGEABLE_BLOCKS)
+        state.tally.check_copy(shape, PAGEABLE_BLOCKS)
         state.complete({own.key: task.index}, (promise, call))
     elif e.mode == "pinned":
         assert e.stream is not None
@@ -115,6 +117,7 @@ def copy_to_symbol(
         dict(state.order.done),
         e.source.version if e.source is not None else 0,
         own_promise=promise if e.mode == "pageable" else None,
+        shape=shape,
     )
     var.add(w)
     if state.order.is_done(task):

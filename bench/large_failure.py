@@ -27,7 +27,11 @@ It prints a line per stage, then:
   charge the failure to EFFECT-BYTES, and the reproducer compiles, passes the correct
   double and fails the one with the bug.
 
-Usage: ``ulimit -v 8000000; python bench/large_failure.py [spec|cann]``.
+With ``--clean`` it first runs the whole suite (ci mode, ``--jobs 2``) against the
+correct simulator and prints ``clean_peak_rss_mb:``, the largest peak RSS of a process of
+a normal run, for comparison (docs/running.md gives both figures).
+
+Usage: ``ulimit -v 8000000; python bench/large_failure.py [spec|cann] [--clean]``.
 """
 
 from __future__ import annotations
@@ -126,11 +130,25 @@ def reproducer_against_the_double(source: Path, work: Path) -> tuple[bool, str]:
     return ok, "passes the correct double, fails the bug" if ok else "does not tell them apart"
 
 
+def clean_run(profile: str, work: Path) -> None:
+    """The whole suite against the correct simulator: the largest peak RSS of a process."""
+    run, peak = measured(
+        cli("run", "--profile", profile, "--jobs", "2", "--report-dir", str(work / "clean")),
+        work,
+        "clean",
+    )
+    print(f"clean run: exit {run.returncode}, {run.stdout.strip().splitlines()[-1:]}")
+    print(f"clean_peak_rss_mb: {peak}")
+
+
 def main() -> None:
-    profile = sys.argv[1] if len(sys.argv) > 1 else "spec"
+    args = [a for a in sys.argv[1:] if a != "--clean"]
+    profile = args[0] if args else "spec"
     checks: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="acl-large-failure-") as tmp:
         work = Path(tmp)
+        if "--clean" in sys.argv[1:]:
+            clean_run(profile, work)
         report_dir = work / "report"
         run, run_peak = measured(
             cli("run", "--adapter", "acl_conformance.adapters.variants:variant",

@@ -6,8 +6,10 @@ so the 16 MiB copy of ``g_arr16m`` leaves 4,096 wrong bytes, each its own run.  
 runs, each as its own process under an 8 GB address-space limit (``ulimit -v 8000000``):
 
 1. the run: ``acl-conformance run`` of the tests that make that copy (``--requirement
-   EFFECT-BYTES -k "g_arr16m and pageable"``, ``--jobs 2``), with its shrinking, its
-   replay of the failing trace against a fresh backend, and its reports;
+   EFFECT-BYTES -k "g_arr16m and pageable"``, ``--jobs 2``): the failure, its second
+   look, the replay of its trace against a fresh backend, its reports.  The test that
+   fails today (test_bounds' boundary writes) is parametrized, so nothing is shrunk;
+   a Hypothesis test that makes the copy and matches ``-k`` is shrunk as any is;
 2. ``acl-conformance replay`` of the trace it wrote;
 3. ``acl-conformance reproducer`` of it, compiled as the project's tests compile
    reproducers (the system compiler, the C double's headers), and run against the

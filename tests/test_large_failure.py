@@ -18,6 +18,7 @@ import pytest
 from cann_support import compile_program
 
 from acl_conformance.adapters.cann import build
+from acl_conformance.adapters.simulator import Simulator
 from acl_conformance.adapters.variants.large_failure_mutants import LargePageableDropsPageTails
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.harness.failure import ConformanceFailure
@@ -28,6 +29,7 @@ from acl_conformance.conformance.traces import trace
 from acl_conformance.conformance.traces import trace_schema
 from acl_conformance.reference_impl.memory import SUMMARY_RUNS
 from acl_conformance.reference_impl.memory import VarMemory
+from acl_conformance.reference_impl.observation import VIOLATIONS_PER_READ
 
 MIB = 1 << 20
 
@@ -173,3 +175,32 @@ def test_a_reproducer_reads_large_data_from_a_file_beside_it(
     assert gone.returncode == 100 and "cannot read the" in gone.stdout
     named = subprocess.run([str(exe), str(moved)], capture_output=True, text=True, timeout=120)
     assert named.returncode == 0 and "0 mismatch(es)" in named.stdout
+
+
+class ReadFlipsAByteEvery4KiB(Simulator):
+    """aclrtMemcpyFromSymbol of more than 64 KiB flips byte 100 of every 4 KiB it reads."""
+
+    def memcpy_from_symbol(
+        self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int
+    ) -> int:
+        code = super().memcpy_from_symbol(dst, dst_max, symbol, count, offset, kind)
+        host = self._host.view(dst, count) if count > 64 << 10 else None
+        if code == 0 and host is not None:
+            host[100::4096] ^= 0xFF
+        return code
+
+
+def test_a_read_wrong_in_many_ranges_is_diagnosed_a_few_times_only() -> None:
+    adapter = ReadFlipsAByteEvery4KiB()
+    adapter.init(None)
+    h = Harness(adapter, "spec", call_timeout=30.0)
+    h.model.world.initialized = True
+    h.call("set_device", device_id=0)
+    s = h.stream()
+    # 64 copies, one a page: the variable's map has a range per copy, each read wrong once
+    for page in range(64):
+        src = h.pageable(200, ops.pattern(page, 200))
+        assert ops.to_symbol_async(h, "g_arr1m", src, count=200, offset=page * 4096, stream=s).ok
+    with pytest.raises(ConformanceFailure) as exc:
+        h.observe("g_arr1m")
+    assert 1 <= len(exc.value.violations) <= VIOLATIONS_PER_READ < 64

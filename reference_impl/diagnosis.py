@@ -37,7 +37,7 @@ def _explains(var: VarMemory, c: Candidate, m: Mismatch) -> bool:
     obs = np.frombuffer(m.observed, dtype=np.uint8)
     mask = np.zeros(len(obs), dtype=bool)
     var.mark(c, m.lo, m.hi, obs, mask)
-    return bool(mask.all())
+    return m.explained(mask)
 
 
 def _older_contents_explain(var: VarMemory, m: Mismatch) -> bool:
@@ -53,7 +53,7 @@ def _older_contents_explain(var: VarMemory, m: Mismatch) -> bool:
             x, y = max(x, c.offset), min(y, c.end)
         if x < y:
             var.mark(c, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
-    return bool(mask.all())
+    return m.explained(mask)
 
 
 def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
@@ -78,7 +78,7 @@ def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
         return mask
 
     allowed = marked(m.candidates)
-    if allowed.all() or not (allowed | marked(list(m.blocked))).all():
+    if m.explained(allowed) or not m.explained(allowed | marked(list(m.blocked))):
         return None
     return next((w for w in m.blocked if (marked([w]) & ~allowed).any()), None)
 
@@ -166,13 +166,14 @@ def diagnose(
         else:
             allowed.append("any value (unspecified contents)")
     details = [f"not yet possible: {w.call.label} (behind a closed gate)" for w in m.blocked]
+    where, runs = _where(m)
     return Violation(
         charge.requirement,
-        f"device {device}, {sym.name} bytes [{m.lo}, {m.hi}): {charge.why}",
+        f"device {device}, {sym.name} {where}: {charge.why}",
         call=call,
         allowed="; or ".join(allowed) or "nothing (every candidate was blocked)",
         observed=hex_bytes(m.observed),
-        details=details,
+        details=[*runs, *details],
         also=charge.also,
         read=(device, sym.name, m.lo, m.hi),
         missing=missing,
@@ -180,6 +181,34 @@ def diagnose(
         older_write_shows=older,
         racing=len(m.candidates) > 1,
     )
+
+
+RUNS_SHOWN = 3
+"""Runs of wrong bytes named at each end of a summary."""
+
+
+def _where(m: Mismatch) -> tuple[str, list[str]]:
+    """Where the wrong bytes of ``m`` are, in words, and the lines naming their runs: one
+    run is its range; many are summarised (how many bytes, how many runs, the first and
+    last few), however many there are."""
+    if m.wrong is None:
+        return f"bytes [{m.lo}, {m.hi})", []
+    runs = m.runs()
+    where = (
+        f"bytes [{m.lo}, {m.hi}): {m.wrong_count:,} of these {m.hi - m.lo:,} bytes differ, "
+        f"in {len(runs):,} runs"
+    )
+    shown = [f"[{a}, {b})" for a, b in runs[:RUNS_SHOWN]]
+    if len(runs) > 2 * RUNS_SHOWN:
+        shown.append(f"... {len(runs) - 2 * RUNS_SHOWN:,} more ...")
+        shown += [f"[{a}, {b})" for a, b in runs[-RUNS_SHOWN:]]
+    else:
+        shown += [f"[{a}, {b})" for a, b in runs[RUNS_SHOWN:]]
+    line = (
+        f"wrong bytes, by run: {', '.join(shown)} (the first at offset {m.lo}; allowed and "
+        "backend show the bytes from there)"
+    )
+    return where, [line]
 
 
 def _overwritten(state: ModelState, old: Write, done: list[Write]) -> charging.Charge:
@@ -239,7 +268,7 @@ def _other_instance_write(state: ModelState, device: int, sym: Symbol, m: Mismat
             x, y = max(m.lo, w.offset), min(m.hi, w.end)
             # Views of the arrays: mark() fills in the part this write covers.
             var.mark(w, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
-        if there and mask.all():
+        if there and m.explained(mask):
             return there[-1]
     return None
 
@@ -263,10 +292,10 @@ def _reset_elsewhere(
             # this device's own reset: older resets elsewhere explain nothing here.
             return None
         brought = state.after_reset.get((d, sym.name))
-        if brought is not None and bytes(brought[m.lo : m.hi]) == m.observed:
+        if brought is not None and m.explained(brought[m.lo : m.hi] == obs):
             return call
         if writes and (
-            not obs.any() or _explains(var, INITIAL, m) or _older_contents_explain(var, m)
+            m.explained(obs == 0) or _explains(var, INITIAL, m) or _older_contents_explain(var, m)
         ):
             return call
     return None
@@ -299,13 +328,13 @@ def _source_now_explains(state: ModelState, w: Write, m: Mismatch) -> bool:
     now = np.frombuffer(bytes(source.contents[lo : lo + n]), dtype=np.uint8)
     explained = observed == now
     for version, offset, data in source.changes:
-        if version <= meta.source_version or explained.all():
+        if version <= meta.source_version or m.explained(explained):
             continue
         x, y = max(lo, offset), min(lo + n, offset + len(data))
         if x < y:
             held = np.frombuffer(data[x - offset : y - offset], dtype=np.uint8)
             explained[x - lo : y - lo] |= observed[x - lo : y - lo] == held
-    return bool(explained.all())
+    return m.explained(explained)
 
 
 def _late_pinned_read(
@@ -321,4 +350,5 @@ def _rejected_explains(r: Rejected, m: Mismatch) -> bool:
     """Are the bytes those the rejected copy ``r`` would have written?"""
     if r.source is None or m.lo < r.offset or m.hi > r.offset + len(r.source):
         return False
-    return r.source[m.lo - r.offset : m.hi - r.offset] == m.observed
+    would = np.frombuffer(r.source[m.lo - r.offset : m.hi - r.offset], dtype=np.uint8)
+    return m.explained(would == np.frombuffer(m.observed, dtype=np.uint8))

@@ -26,6 +26,12 @@ from .requirement_ids import DEVICE_RESET_CONTENTS
 from .state import Symbol
 from .tally import read_checks
 
+VIOLATIONS_PER_READ = 8
+"""Wrong ranges of one read diagnosed at most (a read's wrong bytes in one range are one
+already, ``memory.SUMMARY_RUNS``): a read wrong in thousands of ranges fails its test
+with the first ones, at the cost of a few, not of thousands of diagnoses and second
+looks.  Those past it are left unjudged: the test stops at the failure."""
+
 
 def observe(
     state: ModelState, device: int, sym: Symbol, offset: int, data: bytes, call: Judgement | None
@@ -54,8 +60,10 @@ def observe(
     state.last_read = (call, var.allowed(offset, offset + len(data), visible, False))
     mismatches = var.check(offset, obs, visible)
     read_checks(state, device, sym, var, offset, obs, visible)
-    out = []
+    out: list[Violation] = []
     for m in mismatches:
+        if len(out) >= VIOLATIONS_PER_READ:
+            break
         v = diagnose(state, device, sym, m, call)
         if state.screen([v]):
             out.append(v)
@@ -110,9 +118,12 @@ def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Vi
         )
     read_checks(state, read.device, read.symbol, tmp, lo, obs, visible)
     state.host_write(read.dest, read.dest_offset, bytes(observed))
-    return state.screen(
-        [diagnose(state, read.device, read.symbol, m, read.call) for m in mismatches]
-    )
+    found: list[Violation] = []
+    for m in mismatches:
+        if len(found) >= VIOLATIONS_PER_READ:
+            break
+        found += state.screen([diagnose(state, read.device, read.symbol, m, read.call)])
+    return found
 
 
 def _untouched(state: ModelState, read: PendingRead, observed: bytes) -> bool:

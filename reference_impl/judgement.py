@@ -150,9 +150,9 @@ def hex_bytes(data: bytes | npt.NDArray[np.uint8] | None) -> str:
     """The first bytes of a value in hex, for a failure message."""
     if data is None:
         return "<any value>"
-    raw = bytes(data)
-    more = f"... ({len(raw)} bytes)" if len(raw) > _SHOW else ""
-    return (raw[:_SHOW].hex(" ") or "<empty>") + more
+    shown = bytes(data[:_SHOW])  # the first bytes only: a value may be 16 MiB
+    more = f"... ({len(data)} bytes)" if len(data) > _SHOW else ""
+    return (shown.hex(" ") or "<empty>") + more
 
 
 def some(*requirements: str | None) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from . import corner_mutants as c
 from . import flaky as f
 from . import hang_mutants as h
 from . import hunt_mutants as hm
+from . import large_failure_mutants as lf
 from . import leaky
 from . import lifecycle_blind_mutants as lb
 from . import lifecycle_registration_mutants as lr
@@ -207,6 +208,9 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("dst-max-cut-to-32-bits", c.DstMaxCutTo32Bits, "FROMSYMBOL-DSTMAX"),
     _mutant("from-accepts-interior-pointers", c.FromAcceptsInteriorPointers, "FROMSYMBOL-BYTES"),
     _mutant("sync-copy-from-pinned-is-async", c.SyncCopyFromPinnedIsAsync, "TOSYMBOL-SYNC"),
+    # a large pageable copy that loses a byte of every page: the bounded-memory path of a
+    # failure (large_failure_mutants.py, bench/large_failure.py)
+    _mutant("large-pageable-drops-page-tails", lf.LargePageableDropsPageTails, "EFFECT-BYTES"),
     # syncs that return at once when the queue is deep (sync_pending_mutants.py)
     *(
         _mutant(f"sync-early-past-{n}", sp.deeper_than(sp.StreamSyncEarlyWhenDeep, n), _SYNC)

@@ -1,20 +1,10 @@
 """The mutants of adapters/variants/threshold_mutants.py are the bug they claim, at the size
 they claim it: at the threshold a copy is made as the simulator makes it, one byte past it
-it is not.  (That the suite catches them is tests/test_variants.py's business; the DMA
-length one, whose targeted run meets a 16 MiB failure of test_bounds.py first, is run
-here on test_sizes.py alone.)"""
+it is not.  (That the suite catches them is tests/test_variants.py's business.)"""
 
 from __future__ import annotations
 
-import json
-import os
-import resource
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from simulator_streams_support import new_stream
@@ -27,7 +17,6 @@ from test_simulator_support import read_var
 from test_simulator_support import sym
 
 from acl_conformance.adapters.variants import threshold_mutants as tm
-from acl_conformance.adapters.variants.catalogue import BY_NAME
 from acl_conformance.conformance.authoring.ops import pattern
 
 N = tm.STAGING
@@ -112,40 +101,3 @@ def test_dma_length_wraps_at_2_24(count: int) -> None:
         assert sim.memcpy_to_symbol(sym(sim, "g_arr16m"), src, count, 0, H2D) == 0
         expected = before if count == 1 << 24 else data + before[count:]
         assert read_var(sim, "g_arr16m") == expected
-
-
-@contextmanager
-def address_space_limit(limit: int) -> Iterator[None]:
-    """The processes started inside run with at most ``limit`` bytes of address space
-    (``ulimit -v``): a failure recorded with too much memory dies of it here, not the
-    machine.  This process's own limit is put back after."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (limit if hard < 0 else min(limit, hard), hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-def test_the_sizes_tests_catch_the_dma_length_wrap(tmp_path: Path) -> None:
-    """The synchronous copies of test_sizes.py against the variant, under an 8 GB
-    address-space limit: a failure cites the requirement the catalogue charges it to
-    (under cann; under spec too with ACL_CONFORMANCE_VARIANTS_BOTH=1)."""
-    v = BY_NAME["dma-length-wraps-at-2-24"]
-    both = os.environ.get("ACL_CONFORMANCE_VARIANTS_BOTH") == "1"
-    for profile in ("spec", "cann") if both else ("cann",):
-        out = tmp_path / f"{profile}.json"
-        cmd = [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-            "--pyargs", "acl_conformance.conformance.suite.test_sizes",
-            "-k", "sync_copy and pinned",
-            "--acl-adapter", "acl_conformance.adapters.variants:variant",
-            "--acl-adapter-option", f"name={v.name}",
-            "--acl-profile", profile, "--acl-results", str(out),
-        ]  # fmt: skip
-        with address_space_limit(8_000_000_000):
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        assert out.exists(), p.stdout[-2000:] + p.stderr[-2000:]
-        doc = json.loads(out.read_text())
-        cited = {f["requirement"] for r in doc["results"] for f in r.get("failures") or []}
-        assert v.catches[profile] in cited, (profile, cited, p.stdout[-1000:])

@@ -35,11 +35,6 @@ ELSEWHERE = {
     # a bug in a call most tests use, run whole under both profiles:
     # tests/test_pervasive_failure.py
     "null-stream-rejected-everywhere",
-    # its targeted run meets a 16 MiB failure of test_bounds.py first, whose record needs
-    # more memory than a project test may take until large failures are recorded in
-    # bounded memory (issue 35, item 2): tests/test_threshold_variants.py runs it on
-    # test_sizes.py under an 8 GB limit
-    "dma-length-wraps-at-2-24",
 }
 
 

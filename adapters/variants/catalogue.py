@@ -23,6 +23,7 @@ from . import mutants as m
 from . import outside_body_mutants as ob
 from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
+from . import threshold_mutants as tm
 
 BOTH = ("spec", "cann")
 
@@ -237,6 +238,11 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("from-dst-max-equal-rejected", lt.FromDstMaxEqualRejected, "FROMSYMBOL-DSTMAX"),
     _mutant("symbol-before-kind", lt.SymbolLookedUpBeforeKind, "CHECK-ORDER", ("cann",)),
     _mutant("destroy-discards-unstarted", lt.DestroyDiscardsUnstarted, "STREAM-CALLS", ("cann",)),
+    # where real runtimes switch copy paths by size (threshold_mutants.py, issue 35)
+    _mutant("pageable-staged-in-order", tm.PageableStagedInOrder, "PAGEABLE-BLOCKS"),
+    _mutant("pageable-staged-out-of-order", tm.PageableStagedOutOfOrder, "PAGEABLE-BLOCKS"),
+    _mutant("pinned-chunks-drop-the-tail", tm.PinnedChunksDropTheTail, "EFFECT-BYTES"),
+    _mutant("dma-length-wraps-at-2-24", tm.DmaLengthWraps, "EFFECT-BYTES"),
     # calls that never return (hang_mutants.py): one hang, one failure, the rest decided
     Variant(
         "null-stream-sync-hangs",

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Violation
@@ -235,9 +237,17 @@ class SecondLook:
         if whole is None:
             return v
         again = whole[lo:hi]
+        mostly = again != v.missing and _mostly(again, v.missing)
         charge = charging.late_or_lost(
-            _cited(v), v.late, again == v.missing, v.older_write_shows, lo, hi
+            _cited(v), v.late, again == v.missing or mostly, v.older_write_shows, lo, hi
         )
+        if mostly:
+            late = _charged(v, charge)
+            note = (
+                "most of them, that is: the others hold what its source held after the call "
+                "(it read its source late)"
+            )
+            return dataclasses.replace(late, details=[*late.details, note])
         if again == v.missing or v.older_write_shows:
             return _charged(v, charge)
         return dataclasses.replace(
@@ -287,3 +297,16 @@ def _charged(v: Violation, charge: charging.Charge) -> Violation:
         also=charge.also,
         details=[*v.details, charge.why],
     )
+
+
+def _mostly(again: bytes, missing: bytes | None) -> bool:
+    """Do more than half of the bytes read again hold the missing copy's bytes?  (A copy
+    that ran late and read its source late, after the host wrote over parts of it, leaves
+    its bytes everywhere else; a copy that never ran leaves older bytes, which equal its
+    own at a byte here and there only by chance.)"""
+    if missing is None or len(missing) != len(again) or not again:
+        return False
+    same = np.count_nonzero(
+        np.frombuffer(again, dtype=np.uint8) == np.frombuffer(missing, dtype=np.uint8)
+    )
+    return 2 * int(same) > len(again)

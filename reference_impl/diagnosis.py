@@ -177,6 +177,7 @@ def diagnose(
         also=charge.also,
         read=(device, sym.name, m.lo, m.hi),
         missing=missing,
+        wrong=m.wrong,
         late=late,
         older_write_shows=older,
         racing=len(m.candidates) > 1,

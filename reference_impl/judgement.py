@@ -104,6 +104,10 @@ class Violation:
     variable, offset, the bytes it copies).  A second look while the gate is still closed
     tells a copy made without draining its stream (its bytes are there) from one that
     did not block at all (they are not)."""
+    wrong: npt.NDArray[np.bool_] | None = None
+    """For bytes a read got wrong, summarised (many runs in one range): True at the bytes of
+    ``read``'s range that no candidate explained, the others being right (a second look
+    asks whether the wrong ones came late, not whether the right ones are still there)."""
     late: str | None = None
     """The requirement certainly broken if the second look finds those bytes there: the
     promise of the copy's own call (complete at its return), which came before any other."""

@@ -159,10 +159,13 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for req in results["requirements"]:
         rid = req["id"]
-        if selected and rid not in selected:
-            continue  # a partial run (--requirement) reports what it was asked about
         carriers = [t for t in tests if rid in t["requirements"]]
-        if results.get("shard") and not carriers:
+        # A failure charged here is reported whatever was asked: a test run for another
+        # requirement that finds this one broken must not vanish from the verdict.
+        found = rid in charged
+        if selected and rid not in selected and not found:
+            continue  # a partial run (--requirement) reports what it was asked about
+        if results.get("shard") and not carriers and not found:
             continue  # one shard (--shard K/N) speaks of the requirements of its tests only
         mine = [(t, f) for (t, f), c in zip(failures, charged, strict=True) if c == rid]
         checks = ev.checks.get(rid, 0)

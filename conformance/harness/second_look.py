@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.reference_impl import Model
@@ -237,7 +238,7 @@ class SecondLook:
         if whole is None:
             return v
         again = whole[lo:hi]
-        mostly = again != v.missing and _mostly(again, v.missing)
+        mostly = again != v.missing and _mostly(again, v.missing, v.wrong)
         charge = charging.late_or_lost(
             _cited(v), v.late, again == v.missing or mostly, v.older_write_shows, lo, hi
         )
@@ -299,14 +300,16 @@ def _charged(v: Violation, charge: charging.Charge) -> Violation:
     )
 
 
-def _mostly(again: bytes, missing: bytes | None) -> bool:
-    """Do more than half of the bytes read again hold the missing copy's bytes?  (A copy
+def _mostly(again: bytes, missing: bytes | None, wrong: npt.NDArray[np.bool_] | None) -> bool:
+    """Do more than half of the bytes that were wrong (``wrong``: True at those of the
+    range; None: all of them) hold the missing copy's bytes when read again?  (A copy
     that ran late and read its source late, after the host wrote over parts of it, leaves
-    its bytes everywhere else; a copy that never ran leaves older bytes, which equal its
-    own at a byte here and there only by chance.)"""
+    its bytes everywhere else; a copy that never ran, or lost some bytes for good, leaves
+    older bytes there, which equal its own at a byte here and there only by chance.  The
+    bytes that were right the first time say nothing either way.)"""
     if missing is None or len(missing) != len(again) or not again:
         return False
-    same = np.count_nonzero(
-        np.frombuffer(again, dtype=np.uint8) == np.frombuffer(missing, dtype=np.uint8)
-    )
-    return 2 * int(same) > len(again)
+    now = np.frombuffer(again, dtype=np.uint8) == np.frombuffer(missing, dtype=np.uint8)
+    if wrong is not None and len(wrong) == len(now):
+        now = now[wrong]
+    return 2 * int(np.count_nonzero(now)) > len(now) > 0

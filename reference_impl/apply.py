@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from . import charging
 from . import effects as fx
 from .apply_memory import copy_to_symbol
 from .apply_memory import free_host_buffer
@@ -36,16 +37,12 @@ from .model_state import ModelState
 from .order import Clock
 from .order import Gate
 from .requirement_ids import DEVICE_CALLS
-from .requirement_ids import DEVICE_CURRENT
 from .requirement_ids import EVENT_CALLS
 from .requirement_ids import GETSYMBOL_ADDRESS
-from .requirement_ids import HYGIENE_NO_ENQUEUE
 from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .requirement_ids import STREAM_CALLS
 from .requirement_ids import STREAM_QUERY
 from .requirement_ids import SYMBOL_SIZE_AS_DECLARED
-from .requirement_ids import SYNC_TIMEOUT
-from .requirement_ids import TOSYMBOL_SYNC
 
 Handler = Callable[..., list[Violation]]
 """``handler(state, effect, judgement, outputs) -> violations``; the effect is an
@@ -94,12 +91,7 @@ def _destroy_stream(
 def _sync_stream(
     state: ModelState, e: fx.SyncStream, call: Judgement, out: dict[str, Any]
 ) -> list[Violation]:
-    promise = (
-        SYNC_TIMEOUT
-        if call.name == "synchronize_stream_with_timeout"
-        else PINNED_COMPLETE_AFTER_SYNC
-    )
-    state.complete(e.stream.queue.frontier, (promise, call))
+    state.complete(e.stream.queue.frontier, (charging.sync_promise(call.name), call))
     return []
 
 
@@ -139,20 +131,15 @@ def _query_stream(
         promises = _promises_behind(state, frontier) if status == not_ready else []
         if promises:
             why += f" since {promises[0][1].label} returned"
-        causes = [
-            *([HYGIENE_NO_ENQUEUE] if busy else []),
-            *([TOSYMBOL_SYNC] if queued else []),
-            *(req for req, _c in promises),
-            STREAM_QUERY,
-        ]
+        charge = charging.busy_stream(busy, queued, [req for req, _c in promises])
         return [
             Violation(
-                causes[0],
+                charge.requirement,
                 f"aclrtStreamQuery reported status {status!r}",
                 call=call,
                 allowed=f"{names} ({why})",
                 observed=str(status),
-                also=tuple(dict.fromkeys(causes[1:])),
+                also=charge.also,
                 requery=call.args.get("stream") if promises else None,
             )
         ]
@@ -268,22 +255,17 @@ def _report_device(
     got = out.get("device_id")
     if got != e.device:
         others = {d for t, d in state.world.current.items() if t != call.thread and d is not None}
-        if got in others:
-            # Another host thread's choice: the current device is not per thread, which
-            # is what DEVICE-CURRENT is about (the copies follow the same wrong device).
-            req, also, why = DEVICE_CURRENT, (DEVICE_CALLS,), "the device another thread set"
-        else:
-            # The thread's own current device misreported: the call's own matter
-            # ("report the current device").
-            req, also, why = DEVICE_CALLS, (DEVICE_CURRENT,), "not the device this thread set last"
+        # Another host thread's choice: the current device is not per thread (the copies
+        # follow the same wrong device); else the thread's own current device misreported.
+        charge = charging.reported_device(got in others)
         return [
             Violation(
-                req,
-                f"aclrtGetDevice reported {got!r}: {why}",
+                charge.requirement,
+                f"aclrtGetDevice reported {got!r}: {charge.why}",
                 call=call,
                 allowed=str(e.device),
                 observed=str(got),
-                also=also,
+                also=charge.also,
             )
         ]
     return []

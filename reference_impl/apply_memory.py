@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from . import charging
 from . import effects as fx
-from .catalogue import Level
-from .catalogue import requirement
 from .constants import MALLOC_HOST_ALIGNMENT
 from .judgement import Judgement
 from .judgement import Violation
@@ -32,9 +31,9 @@ from .requirement_ids import FROMSYMBOL_BYTES
 from .requirement_ids import HOST_MEMORY_CALLS
 from .requirement_ids import PAGEABLE_BLOCKS
 from .requirement_ids import PAGEABLE_DRAINS_STREAM
-from .requirement_ids import PINNED_REGISTERED
 from .requirement_ids import PINNED_START_POINTER
 from .requirement_ids import TOSYMBOL_SYNC
+from .tally import copy_shape
 
 
 def copy_to_symbol(
@@ -42,10 +41,11 @@ def copy_to_symbol(
 ) -> list[Violation]:
     violations: list[Violation] = []
     var = state.var(e.device, e.symbol)
+    shape = copy_shape(state, call)
     if e.either_kind:
         # The source starts in page-locked memory and runs past it (or lies in memory
         # whose registration may not have outlived a free): either path is accepted.
-        state.tally.check(PINNED_START_POINTER)
+        state.tally.check_copy(shape, PINNED_START_POINTER)
     base: Bytes | None = None
     if e.source is not None:
         lo = e.source_offset
@@ -64,16 +64,22 @@ def copy_to_symbol(
         if g is not None:
             # It did not wait for its stream: it did not drain it, and may not have made
             # its own copy before returning either (the bytes, read later, tell).
-            req, also = _pageable_charge(state, was, PAGEABLE_DRAINS_STREAM, PAGEABLE_BLOCKS)
+            charge = charging.pageable_not_blocking(
+                state.profile.name,
+                was,
+                state.masks | state.known_failing,
+                PAGEABLE_DRAINS_STREAM,
+                PAGEABLE_BLOCKS,
+            )
             violations.append(
                 Violation(
-                    req,
+                    charge.requirement,
                     f"the pageable copy returned while gate {g.gid} ahead of it in {e.stream.name} was still closed"
                     + (" (its source was registered once, then unregistered)" if was else ""),
                     call=call,
                     allowed="return only after every earlier task of the stream and the copy are complete",
                     observed="returned before the gate opened",
-                    also=also,
+                    also=charge.also,
                     early=(e.device, e.symbol.name, e.offset, base.tobytes())
                     if base is not None
                     else None,
@@ -81,7 +87,7 @@ def copy_to_symbol(
             )
         else:
             if not state.all_done(q.frontier):
-                state.tally.check(PAGEABLE_DRAINS_STREAM)
+                state.tally.check_copy(shape, PAGEABLE_DRAINS_STREAM)
             state.complete(q.frontier, (PAGEABLE_DRAINS_STREAM, call))
         # Its own copy, complete at its return.  In its stream, its completion says the
         # stream's earlier tasks are complete too: only while the drain is believed (a
@@ -89,8 +95,10 @@ def copy_to_symbol(
         own = q if PAGEABLE_DRAINS_STREAM not in state.masks else state.host_queue(call.thread)
         task = state.order.enqueue(own)
         # The promise of completion at return: a copy found missing later is charged to it.
-        promise = _pageable_charge(state, was, PAGEABLE_BLOCKS)[0]
-        state.tally.check(PAGEABLE_BLOCKS)
+        promise = charging.pageable_promise(
+            state.profile.name, was, state.masks | state.known_failing
+        )
+        state.tally.check_copy(shape, PAGEABLE_BLOCKS)
         state.complete({own.key: task.index}, (promise, call))
     elif e.mode == "pinned":
         assert e.stream is not None
@@ -109,6 +117,7 @@ def copy_to_symbol(
         dict(state.order.done),
         e.source.version if e.source is not None else 0,
         own_promise=promise if e.mode == "pageable" else None,
+        shape=shape,
     )
     var.add(w)
     if state.order.is_done(task):
@@ -130,24 +139,6 @@ def copy_to_symbol(
         if e.source is not None:
             e.source.open_writes.append((w, e.source_offset))
     return violations
-
-
-def _pageable_charge(
-    state: ModelState, registered_once: bool, *readings: str
-) -> tuple[str, tuple[str, ...]]:
-    """(requirement, other readings) of a pageable copy that did not block as it must,
-    from the ``readings`` in order.  From a source registered once and unregistered since,
-    the copy acted page-locked: where PINNED-REGISTERED ("after aclrtHostUnregister it is
-    pageable again") is a MUST it is the charge; where it is not (spec: the text does not
-    name aclrtHostRegister), the memory is the text's malloc memory and the pageable
-    requirement is the charge, PINNED-REGISTERED another reading.  Where the pageable
-    requirement is known to fail (copies from memory never registered do not block
-    either), that is the likelier reading, and it stays the charge."""
-    if not registered_once or readings[0] in state.masks | state.known_failing:
-        return readings[0], (*readings[1:], *([PINNED_REGISTERED] if registered_once else []))
-    if requirement(PINNED_REGISTERED).level(state.profile.name) is Level.MUST:
-        return PINNED_REGISTERED, readings
-    return readings[0], (*readings[1:], PINNED_REGISTERED)
 
 
 def read_symbol(

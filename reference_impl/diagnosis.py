@@ -1,4 +1,4 @@
-"""Which requirement wrong bytes are charged to.
+"""The story that explains wrong bytes, and the requirement it is charged to.
 
 A read that shows bytes no allowed candidate explains is a mismatch
 (``memory.Mismatch``).  ``diagnose`` turns it into a violation: it looks for the
@@ -6,8 +6,8 @@ likeliest story that explains the bytes (a copy that ran too early past a gate, 
 copy that landed on another device, copies undone by another device's
 reset, an overwritten copy that shows through, a copy
 known complete that did not land, a pageable source read late, a rejected call that
-wrote anyway, a stray write) and charges the requirement that story breaks, with the
-other readings as ``also``.  The checks are tried in that order: the first story that
+wrote anyway, a stray write) and asks ``charging`` for the requirement that story
+breaks and its other readings (``also``).  The checks are tried in that order: the first story that
 fits wins.
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import charging
 from .judgement import Judgement
 from .judgement import Violation
 from .judgement import hex_bytes
-from .judgement import some
 from .memory import INITIAL
 from .memory import Candidate
 from .memory import Mismatch
@@ -27,21 +27,7 @@ from .memory import Write
 from .model_state import ModelState
 from .model_state import Rejected
 from .order import covers
-from .requirement_ids import DEVICE_INSTANCE
-from .requirement_ids import EFFECT_BYTES
-from .requirement_ids import EFFECT_NEIGHBOURS
-from .requirement_ids import EFFECT_NO_STRAY
-from .requirement_ids import HYGIENE_NO_WRITE
-from .requirement_ids import PAGEABLE_BLOCKS
-from .requirement_ids import PAGEABLE_SOURCE_REUSE
-from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
-from .requirement_ids import STREAM_EVENT_ORDER
-from .requirement_ids import STREAM_FIFO
-from .requirement_ids import TOSYMBOL_SYNC
 from .state import Symbol
-
-_OWN_PROMISE = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}
-"""What a copy's own call promises: complete at its return."""
 
 
 def _explains(var: VarMemory, c: Candidate, m: Mismatch) -> bool:
@@ -51,7 +37,7 @@ def _explains(var: VarMemory, c: Candidate, m: Mismatch) -> bool:
     obs = np.frombuffer(m.observed, dtype=np.uint8)
     mask = np.zeros(len(obs), dtype=bool)
     var.mark(c, m.lo, m.hi, obs, mask)
-    return bool(mask.all())
+    return m.explained(mask)
 
 
 def _older_contents_explain(var: VarMemory, m: Mismatch) -> bool:
@@ -67,7 +53,7 @@ def _older_contents_explain(var: VarMemory, m: Mismatch) -> bool:
             x, y = max(x, c.offset), min(y, c.end)
         if x < y:
             var.mark(c, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
-    return bool(mask.all())
+    return m.explained(mask)
 
 
 def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
@@ -92,7 +78,7 @@ def _blocked_write_shown(var: VarMemory, m: Mismatch) -> Write | None:
         return mask
 
     allowed = marked(m.candidates)
-    if allowed.all() or not (allowed | marked(list(m.blocked))).all():
+    if m.explained(allowed) or not m.explained(allowed | marked(list(m.blocked))):
         return None
     return next((w for w in m.blocked if (marked([w]) & ~allowed).any()), None)
 
@@ -106,39 +92,25 @@ def diagnose(
     var = state.var(device, sym)
     writes = [c for c in m.candidates if isinstance(c, Write)]
     done = [w for w in writes if state.order.is_done(w.task)]
-    req, why = EFFECT_BYTES, "the bytes match no copy that may have run"
-    also: tuple[str, ...] = ()
+    charge = charging.unexplained_bytes()
     missing: bytes | None = None
     late: str | None = None
     older = False
     rejected = [r for r in state.rejected.get((device, sym.name), ()) if r.source is not None]
     if (w := _blocked_write_shown(var, m)) is not None:
         gate = state.order.blocked(w.task)
-        if gate is not None and gate.task.queue != w.task.queue:
-            req = STREAM_EVENT_ORDER
-            why = "a copy ran before the event it waits for (recorded behind a closed gate)"
-        else:
-            req = STREAM_FIFO
-            why = "a copy ran before a task ahead of it in its stream (a closed gate) had finished"
+        charge = charging.ran_past_gate(gate is not None and gate.task.queue != w.task.queue)
     elif (other := _other_instance_write(state, device, sym, m)) is not None:
-        req, why = (
-            DEVICE_INSTANCE,
-            f"the bytes were written to the same variable on another device ({other.call.label})",
-        )
+        charge = charging.other_instance(other.call.label, other.mode)
         # A copy that should have been complete at its return and ran later, once
         # another device was current, lands there too.
-        late = {"pageable": PAGEABLE_BLOCKS, "sync": TOSYMBOL_SYNC}.get(other.mode)
-        also = (late,) if late else ()
+        late = charging.own_promise(other.mode)
     elif (reset := _reset_elsewhere(state, device, sym, writes, m)) is not None:
-        req, why = (
-            DEVICE_INSTANCE,
-            f"the variable changed when another device was reset ({reset.label}): the "
-            "bytes are what a reset brings, or what the variable held before its copies",
-        )
+        charge = charging.reset_elsewhere(reset.label)
     elif any(_explains(var, w, m) for w in var.retired):
         # The most recent overwritten write that shows through names the broken order.
         old = next(w for w in reversed(var.retired) if _explains(var, w, m))
-        req, why, also = _overwritten(state, old, done)
+        charge = _overwritten(state, old, done)
         hider = next((d for d in done if old.task.happens_before(d.task)), None)
         if hider is not None and hider.offset <= m.lo and m.hi <= hider.end:
             # The copy that should be on top may never have run at all: a second
@@ -146,56 +118,40 @@ def diagnose(
             value = hider.value(m.lo, m.hi)
             missing = value.tobytes() if value is not None else None
             late = _own_promise(state, hider)
-            # Still there after a second look: the older copy ran after the missing one
-            # (one broken order), or the missing one wrote nothing (one lost copy); when
-            # the older one was known complete before the other was issued, running
-            # after it would take a broken promise as well: the lost copy is the reading.
-            older = req in (STREAM_FIFO, STREAM_EVENT_ORDER)
+            older = charging.order_may_be_lost_copy(charge)
     elif done and (_explains(var, INITIAL, m) or _older_contents_explain(var, m)):
         w = done[-1]
         cause = state.meta[w.wid].done_by
-        req = cause[0] if cause is not None else PINNED_COMPLETE_AFTER_SYNC
         by = cause[1] if cause is not None else None
         value = w.value(m.lo, m.hi)
         missing = value.tobytes() if value is not None else None
         late = _own_promise(state, w)
-        also = some(late)
-        why = f"a copy known complete ({w.call.label}) did not land" + (
-            f": it was known complete because {by.label} returned"
-            if by is not None and by is not w.call
-            else ""
+        charge = charging.known_complete_missing(
+            w.call.label,
+            cause[0] if cause is not None else None,
+            by.label if by is not None and by is not w.call else None,
+            late,
         )
     elif (ran_late := _late_pinned_read(state, var, done, m)) is not None:
         # A page-locked copy reads its source when it runs: bytes its source held only
-        # after it was known complete say that it ran after that, late.  Charged to the
-        # promise that said it was complete (a synchronisation, a query, a pageable copy
-        # that drains the stream), as a copy known complete that did not land would be.
+        # after it was known complete say that it ran after that, late.
         cause = state.meta[ran_late.wid].done_by
-        req = cause[0] if cause is not None else PINNED_COMPLETE_AFTER_SYNC
         by = cause[1] if cause is not None else None
-        why = (
-            f"the bytes are what the source of {ran_late.call.label} held after it was known "
-            "complete"
-            + (f" (because {by.label} returned)" if by is not None else "")
-            + ": it ran late"
+        charge = charging.ran_late(
+            ran_late.call.label,
+            cause[0] if cause is not None else None,
+            by.label if by is not None else None,
         )
     elif any(_source_now_explains(state, w, m) for w in done if w.mode == "pageable"):
-        req, why = (
-            PAGEABLE_SOURCE_REUSE,
-            "the bytes are the pageable source as changed after the call returned",
-        )
-        also = (PAGEABLE_BLOCKS,)  # a copy that read its source late ran late
+        charge = charging.pageable_source_reused()
     elif any(_rejected_explains(r, m) for r in rejected):
         r = next(r for r in rejected if _rejected_explains(r, m))
-        req, why = HYGIENE_NO_WRITE, f"the bytes are those of a rejected call ({r.call.label})"
+        charge = charging.rejected_wrote(r.call.label)
     elif not writes:
         others = [
             v for (d, n), v in state.memory.items() if d == device and n != sym.name and v.writes
         ]
-        if var.writes or not others:
-            req, why = EFFECT_NO_STRAY, "bytes outside every copy's range changed"
-        else:
-            req, why = EFFECT_NEIGHBOURS, "a variable no copy targeted changed"
+        charge = charging.stray(bool(var.writes), bool(others))
     allowed = []
     for c in m.candidates:
         v = var.value_of(c, m.lo, m.hi)
@@ -210,66 +166,82 @@ def diagnose(
         else:
             allowed.append("any value (unspecified contents)")
     details = [f"not yet possible: {w.call.label} (behind a closed gate)" for w in m.blocked]
+    where, runs = _where(m)
     return Violation(
-        req,
-        f"device {device}, {sym.name} bytes [{m.lo}, {m.hi}): {why}",
+        charge.requirement,
+        f"device {device}, {sym.name} {where}: {charge.why}",
         call=call,
         allowed="; or ".join(allowed) or "nothing (every candidate was blocked)",
         observed=hex_bytes(m.observed),
-        details=details,
-        also=tuple(r for r in also if r != req),
+        details=[*runs, *details],
+        also=charge.also,
         read=(device, sym.name, m.lo, m.hi),
         missing=missing,
+        wrong=m.wrong,
         late=late,
         older_write_shows=older,
         racing=len(m.candidates) > 1,
     )
 
 
-def _overwritten(
-    state: ModelState, old: Write, done: list[Write]
-) -> tuple[str, str, tuple[str, ...]]:
-    """(requirement, why, other readings) of an overwritten copy that shows through.
+RUNS_SHOWN = 3
+"""Runs of wrong bytes named at each end of a summary."""
 
-    It ran late: after a copy that should hide it.  If it was known complete before
-    that copy was issued, the promise that said so was false; else the order between
-    them (stream order, an event) was broken.  Other readings: the copy's own call
-    promised completion at its return (pageable, synchronous), or the hiding copy
-    never ran, though a call said it had."""
+
+def _where(m: Mismatch) -> tuple[str, list[str]]:
+    """Where the wrong bytes of ``m`` are, in words, and the lines naming their runs: one
+    run is its range; many are summarised (how many bytes, how many runs, the first and
+    last few), however many there are."""
+    if m.wrong is None:
+        return f"bytes [{m.lo}, {m.hi})", []
+    runs = m.runs()
+    where = (
+        f"bytes [{m.lo}, {m.hi}): {m.wrong_count:,} of these {m.hi - m.lo:,} bytes differ, "
+        f"in {len(runs):,} runs"
+    )
+    shown = [f"[{a}, {b})" for a, b in runs[:RUNS_SHOWN]]
+    if len(runs) > 2 * RUNS_SHOWN:
+        shown.append(f"... {len(runs) - 2 * RUNS_SHOWN:,} more ...")
+        shown += [f"[{a}, {b})" for a, b in runs[-RUNS_SHOWN:]]
+    else:
+        shown += [f"[{a}, {b})" for a, b in runs[RUNS_SHOWN:]]
+    line = (
+        f"wrong bytes, by run: {', '.join(shown)} (the first at offset {m.lo}; allowed and "
+        "backend show the bytes from there)"
+    )
+    return where, [line]
+
+
+def _overwritten(state: ModelState, old: Write, done: list[Write]) -> charging.Charge:
+    """The charge of an overwritten copy that shows through (``charging.overwritten``):
+    the copy known complete that should hide it, and how each was known complete."""
     hider = next((d for d in done if old.task.happens_before(d.task)), None)
     own = _own_promise(state, old)
     if hider is None:
-        return STREAM_FIFO, f"an overwritten copy ({old.call.label}) shows through", some(own)
-    others = some(own, _promise(state, hider), _own_promise(state, hider))
-    if covers(state.meta[hider.wid].issued_done, old.task.queue, old.task.index):
-        mine = _promise(state, old) or PINNED_COMPLETE_AFTER_SYNC
-        cause = state.meta[old.wid].done_by
-        by = cause[1] if cause is not None else None
-        fifo = (STREAM_FIFO,) if hider.task.queue == old.task.queue else ()
-        return (
-            mine,
-            f"{old.call.label} was known complete"
-            + (f" (because {by.label} returned)" if by is not None and by is not old.call else "")
-            + f" before {hider.call.label} was issued, yet its bytes are on top",
-            some(*others, *fifo),
+        return charging.overwritten(charging.Overwritten(old.call.label, own))
+    cause = state.meta[old.wid].done_by
+    by = cause[1] if cause is not None else None
+    return charging.overwritten(
+        charging.Overwritten(
+            old.call.label,
+            own,
+            hider=hider.call.label,
+            hider_promise=_promise(state, hider),
+            hider_own=_own_promise(state, hider),
+            known_before_hider=covers(
+                state.meta[hider.wid].issued_done, old.task.queue, old.task.index
+            ),
+            promise=_promise(state, old),
+            promised_by=by.label if by is not None and by is not old.call else None,
+            same_stream=hider.task.queue == old.task.queue,
         )
-    if hider.task.queue == old.task.queue:
-        return (
-            STREAM_FIFO,
-            f"{old.call.label} ran after {hider.call.label}, which was issued after it on the same stream",
-            others,
-        )
-    return (
-        STREAM_EVENT_ORDER,
-        f"{old.call.label} ran after {hider.call.label}, which an event ordered after it",
-        others,
     )
 
 
 def _own_promise(state: ModelState, w: Write) -> str | None:
     """The requirement under which ``w``'s own call promised it complete at its return
     (pageable, synchronous copies), if it did."""
-    return state.meta[w.wid].own_promise or _OWN_PROMISE.get(w.mode)
+    return charging.own_promise(w.mode, state.meta[w.wid].own_promise)
 
 
 def _promise(state: ModelState, w: Write) -> str | None:
@@ -297,7 +269,7 @@ def _other_instance_write(state: ModelState, device: int, sym: Symbol, m: Mismat
             x, y = max(m.lo, w.offset), min(m.hi, w.end)
             # Views of the arrays: mark() fills in the part this write covers.
             var.mark(w, x, y, obs[x - m.lo : y - m.lo], mask[x - m.lo : y - m.lo])
-        if there and mask.all():
+        if there and m.explained(mask):
             return there[-1]
     return None
 
@@ -321,10 +293,10 @@ def _reset_elsewhere(
             # this device's own reset: older resets elsewhere explain nothing here.
             return None
         brought = state.after_reset.get((d, sym.name))
-        if brought is not None and bytes(brought[m.lo : m.hi]) == m.observed:
+        if brought is not None and m.explained(brought[m.lo : m.hi] == obs):
             return call
         if writes and (
-            not obs.any() or _explains(var, INITIAL, m) or _older_contents_explain(var, m)
+            m.explained(obs == 0) or _explains(var, INITIAL, m) or _older_contents_explain(var, m)
         ):
             return call
     return None
@@ -357,13 +329,13 @@ def _source_now_explains(state: ModelState, w: Write, m: Mismatch) -> bool:
     now = np.frombuffer(bytes(source.contents[lo : lo + n]), dtype=np.uint8)
     explained = observed == now
     for version, offset, data in source.changes:
-        if version <= meta.source_version or explained.all():
+        if version <= meta.source_version or m.explained(explained):
             continue
         x, y = max(lo, offset), min(lo + n, offset + len(data))
         if x < y:
             held = np.frombuffer(data[x - offset : y - offset], dtype=np.uint8)
             explained[x - lo : y - lo] |= observed[x - lo : y - lo] == held
-    return bool(explained.all())
+    return m.explained(explained)
 
 
 def _late_pinned_read(
@@ -379,4 +351,5 @@ def _rejected_explains(r: Rejected, m: Mismatch) -> bool:
     """Are the bytes those the rejected copy ``r`` would have written?"""
     if r.source is None or m.lo < r.offset or m.hi > r.offset + len(r.source):
         return False
-    return r.source[m.lo - r.offset : m.hi - r.offset] == m.observed
+    would = np.frombuffer(r.source[m.lo - r.offset : m.hi - r.offset], dtype=np.uint8)
+    return m.explained(would == np.frombuffer(m.observed, dtype=np.uint8))

@@ -11,6 +11,11 @@ reject), the model also records which of the allowed outcomes it actually saw
 (as litmus tests report "allowed / observed"): a backend that always runs
 eagerly never exercises the pending window, and the report says so.
 
+For the copies that succeeded, it also keeps what the checks rested on where a
+backend's data path may change with the values (``Extent``): per requirement and per
+kind of host memory the copy read or wrote, the smallest and largest count checked and
+whether an odd offset was seen.  A pass that rests on small copies only says so.
+
 The same object counts what masking did: steps the harness declined because
 they put a masked requirement at stake, and violations of masked requirements
 that were set aside (see ``Model.masks``).
@@ -21,10 +26,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from types import MappingProxyType
 from typing import Any
+from typing import NamedTuple
 
 ACCEPTED, REJECTED = "accepted", "rejected"
 """The two outcomes of a check the profile leaves open (success and rejection allowed)."""
@@ -62,6 +69,101 @@ BRANCH_NAMES: Mapping[str, tuple[str, str]] = MappingProxyType(
 """How the two ends of an open check are called, where not ACCEPTED / REJECTED."""
 
 
+HOST_KINDS = ("pinned", "pageable", "registered", "unknown")
+"""The kinds of host memory a copy's host side (the source of a copy to a symbol, the
+destination of a copy from one) lies in, as the model knows it at the call: aclrtMallocHost
+memory; memory the suite allocated as pageable; pageable memory whose start lies in a live
+aclrtHostRegister registration; memory the model does not know (not the suite's own, freed,
+or device memory)."""
+
+
+class CopyShape(NamedTuple):
+    """The values of one successful copy that a backend's data path may depend on."""
+
+    kind: str
+    """One of ``HOST_KINDS``."""
+    nbytes: int
+    """The copy's count (bytes)."""
+    odd_offset: bool
+    """The symbol offset is odd."""
+    odd_host: bool
+    """The host address (source or destination) is odd."""
+
+
+@dataclass
+class Extent:
+    """What the checks of one requirement rested on, for the copies of one kind of host
+    memory: a few numbers, however many copies."""
+
+    copies: int = 0
+    """Judgements of a copy of this kind under the requirement (a copy read twice counts
+    twice)."""
+    smallest: int = 0
+    largest: int = 0
+    odd_offset: bool = False
+    odd_host: bool = False
+
+    def add(self, shape: CopyShape) -> None:
+        n = shape.nbytes
+        if self.copies == 0:
+            self.smallest = self.largest = n
+        elif n < self.smallest:
+            self.smallest = n
+        elif n > self.largest:
+            self.largest = n
+        self.copies += 1
+        if shape.odd_offset:
+            self.odd_offset = True
+        if shape.odd_host:
+            self.odd_host = True
+
+    def merge(self, other: Extent) -> None:
+        if other.copies == 0:
+            return
+        if self.copies == 0:
+            self.smallest, self.largest = other.smallest, other.largest
+        else:
+            self.smallest = min(self.smallest, other.smallest)
+            self.largest = max(self.largest, other.largest)
+        self.copies += other.copies
+        self.odd_offset |= other.odd_offset
+        self.odd_host |= other.odd_host
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "copies": self.copies,
+            "smallest": self.smallest,
+            "largest": self.largest,
+            "odd_offset": self.odd_offset,
+            "odd_host": self.odd_host,
+        }
+
+    def to_row(self) -> list[int]:
+        """The compact form a test's tally keeps in results.json (one per requirement and
+        kind of every test): [copies, smallest, largest, odd_offset, odd_host]."""
+        return [
+            self.copies,
+            self.smallest,
+            self.largest,
+            int(self.odd_offset),
+            int(self.odd_host),
+        ]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | Sequence[int]) -> Extent:
+        """From ``to_json``'s form or ``to_row``'s."""
+        if isinstance(doc, Mapping):
+            return cls(
+                int(doc.get("copies", 0)),
+                int(doc.get("smallest", 0)),
+                int(doc.get("largest", 0)),
+                bool(doc.get("odd_offset")),
+                bool(doc.get("odd_host")),
+            )
+        copies, smallest, largest, odd_offset, odd_host = doc
+        return cls(int(copies), int(smallest), int(largest), bool(odd_offset), bool(odd_host))
+
+
 @dataclass
 class Tally:
     """Checks and outcomes seen, per requirement (for one test, or summed over a run)."""
@@ -72,11 +174,43 @@ class Tally:
     """Masked requirement -> steps not made because they would have put it at stake."""
     set_aside: Counter[str] = field(default_factory=Counter)
     """Masked requirement -> violations of it that were seen and set aside."""
+    coverage: dict[str, dict[str, Extent]] = field(default_factory=dict)
+    """Requirement -> host memory kind -> what its checks of successful copies rested on."""
+    last_shape: tuple[object, CopyShape | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """(call, its shape): the shape of the call being judged, worked out once for its
+    answer and its effect (not merged, not written)."""
 
     def check(self, *requirements: str | None) -> None:
         for r in requirements:
             if r:
                 self.checks[r] += 1
+
+    def check_copy(self, shape: CopyShape | None, *requirements: str | None) -> None:
+        """Checks of ``requirements`` that judged a successful copy of ``shape`` (None: not
+        known, counted as ``check`` does)."""
+        self.check(*requirements)
+        self.cover(shape, *requirements)
+
+    def cover(self, shape: CopyShape | None, *requirements: str | None) -> None:
+        """A check of ``requirements`` already counted judged a successful copy of
+        ``shape`` too (a read judges the bytes of every copy it shows)."""
+        if shape is None:
+            return
+        coverage = self.coverage
+        for r in requirements:
+            if r:
+                kinds = coverage.get(r)
+                if kinds is None:
+                    kinds = coverage[r] = {}
+                extent = kinds.get(shape.kind)
+                if extent is None:
+                    kinds[shape.kind] = Extent(
+                        1, shape.nbytes, shape.nbytes, shape.odd_offset, shape.odd_host
+                    )
+                else:
+                    extent.add(shape)
 
     def saw(self, requirement: str, outcome: str) -> None:
         self.seen.setdefault(requirement, set()).add(outcome)
@@ -92,6 +226,10 @@ class Tally:
             self.seen.setdefault(r, set()).update(s)
         self.declined.update(other.declined)
         self.set_aside.update(other.set_aside)
+        for r, kinds in other.coverage.items():
+            mine = self.coverage.setdefault(r, {})
+            for k, e in kinds.items():
+                mine.setdefault(k, Extent()).merge(e)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +237,10 @@ class Tally:
             "seen": {r: sorted(s) for r, s in sorted(self.seen.items())},
             "declined": dict(sorted(self.declined.items())),
             "set_aside": dict(sorted(self.set_aside.items())),
+            "coverage": {
+                r: {k: e.to_row() for k, e in sorted(kinds.items())}
+                for r, kinds in sorted(self.coverage.items())
+            },
         }
 
     @classmethod
@@ -111,6 +253,9 @@ class Tally:
             ev.seen[str(r)] = {str(x) for x in s}
         ev.declined.update({str(k): int(v) for k, v in (doc.get("declined") or {}).items()})
         ev.set_aside.update({str(k): int(v) for k, v in (doc.get("set_aside") or {}).items()})
+        # Absent from the tallies of suites before coverage was kept: no coverage known.
+        for r, kinds in (doc.get("coverage") or {}).items():
+            ev.coverage[str(r)] = {str(k): Extent.from_json(e) for k, e in kinds.items()}
         return ev
 
     @classmethod

@@ -104,6 +104,10 @@ class Violation:
     variable, offset, the bytes it copies).  A second look while the gate is still closed
     tells a copy made without draining its stream (its bytes are there) from one that
     did not block at all (they are not)."""
+    wrong: npt.NDArray[np.bool_] | None = None
+    """For bytes a read got wrong, summarised (many runs in one range): True at the bytes of
+    ``read``'s range that no candidate explained, the others being right (a second look
+    asks whether the wrong ones came late, not whether the right ones are still there)."""
     late: str | None = None
     """The requirement certainly broken if the second look finds those bytes there: the
     promise of the copy's own call (complete at its return), which came before any other."""
@@ -150,9 +154,9 @@ def hex_bytes(data: bytes | npt.NDArray[np.uint8] | None) -> str:
     """The first bytes of a value in hex, for a failure message."""
     if data is None:
         return "<any value>"
-    raw = bytes(data)
-    more = f"... ({len(raw)} bytes)" if len(raw) > _SHOW else ""
-    return (raw[:_SHOW].hex(" ") or "<empty>") + more
+    shown = bytes(data[:_SHOW])  # the first bytes only: a value may be 16 MiB
+    more = f"... ({len(data)} bytes)" if len(data) > _SHOW else ""
+    return (shown.hex(" ") or "<empty>") + more
 
 
 def some(*requirements: str | None) -> tuple[str, ...]:

@@ -80,17 +80,45 @@ class Write:
 Candidate = Write | _Sentinel
 
 
+SUMMARY_RUNS = 8
+"""A segment of a read with more runs of wrong bytes than this gives one mismatch that
+covers them all (``Mismatch.wrong`` says which bytes), not one per run: a large read
+with scattered wrong bytes is judged, diagnosed and reported once, in memory bounded
+by the bytes read."""
+
+
 @dataclass
 class Mismatch:
-    """A run of observed bytes that no visible candidate explains."""
+    """Observed bytes that no visible candidate explains: one run of them, or (``wrong``
+    set) the runs of one segment, between the first wrong byte and the end of the last."""
 
     lo: int
     hi: int
     observed: bytes
+    """What was read at [lo, hi) (the bytes between the runs as well)."""
     candidates: list[Candidate]
     """The candidates that were allowed over this range."""
     blocked: list[Write]
     """Writes covering the range that could not have run yet (behind a closed gate)."""
+    wrong: npt.NDArray[np.bool_] | None = None
+    """Over [lo, hi): True at the bytes no candidate explains; None when every byte is
+    (one run)."""
+
+    def explained(self, mask: npt.NDArray[np.bool_]) -> bool:
+        """Does ``mask`` (over [lo, hi), True where a story explains the byte) cover every
+        wrong byte?"""
+        return bool(mask.all() if self.wrong is None else mask[self.wrong].all())
+
+    def runs(self) -> list[tuple[int, int]]:
+        """[start, end) of every run of wrong bytes, as variable offsets."""
+        if self.wrong is None:
+            return [(self.lo, self.hi)]
+        return [(self.lo + a, self.lo + b) for a, b in _false_runs(~self.wrong)]
+
+    @property
+    def wrong_count(self) -> int:
+        """How many bytes are wrong."""
+        return self.hi - self.lo if self.wrong is None else int(np.count_nonzero(self.wrong))
 
 
 class VarMemory:
@@ -267,7 +295,21 @@ class VarMemory:
                 self.mark(c, a, b, obs, mask)
             if mask.all():
                 continue
-            for r_lo, r_hi in _false_runs(mask):
+            runs = _false_runs(mask)
+            if len(runs) > SUMMARY_RUNS:
+                first, last = runs[0][0], runs[-1][1]
+                out.append(
+                    Mismatch(
+                        a + first,
+                        a + last,
+                        bytes(obs[first:last]),
+                        allowed,
+                        blocked,
+                        ~mask[first:last],
+                    )
+                )
+                continue
+            for r_lo, r_hi in runs:
                 out.append(
                     Mismatch(
                         a + r_lo,
@@ -367,10 +409,20 @@ def _coalesce(runs: list[Mismatch]) -> list[Mismatch]:
                 *prev.blocked,
                 *(w for w in m.blocked if all(w is not x for x in prev.blocked)),
             ]
-            out[-1] = Mismatch(prev.lo, m.hi, prev.observed + m.observed, prev.candidates, blocked)
+            wrong = None
+            if prev.wrong is not None or m.wrong is not None:
+                wrong = np.concatenate((_wrong_mask(prev), _wrong_mask(m)))
+            out[-1] = Mismatch(
+                prev.lo, m.hi, prev.observed + m.observed, prev.candidates, blocked, wrong
+            )
         else:
             out.append(m)
     return out
+
+
+def _wrong_mask(m: Mismatch) -> npt.NDArray[np.bool_]:
+    """Which bytes of ``m`` are wrong, as a mask (all of them for a single run)."""
+    return np.ones(m.hi - m.lo, dtype=bool) if m.wrong is None else m.wrong
 
 
 def distinct_values(values: list[Bytes] | None) -> list[Bytes] | None:

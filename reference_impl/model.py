@@ -18,7 +18,8 @@ completed.  Reads are judged byte by byte against the memory model
 
 The parts, each importing only those before it: ``judgement.py`` (a call as announced,
 a violation), ``model_state.py`` (the state and the operations that keep it in step),
-``diagnosis.py`` (which requirement wrong bytes are charged to), ``tally.py`` (the
+``charging.py`` (which requirement a failure is charged to), ``diagnosis.py`` (the
+story that explains wrong bytes), ``tally.py`` (the
 checks made and the outcomes seen), ``observation.py`` (bytes read, judged),
 ``apply_memory.py`` and ``apply.py`` (what a successful call does: one handler per
 effect), ``queries.py`` (the public questions the suite may ask), this module (the
@@ -32,47 +33,27 @@ from typing import Any
 
 import numpy as np
 
+from . import charging
 from .apply import apply
 from .calls import CALLS
 from .calls import render_call
-from .constants import ACL_ERROR_INVALID_PARAM
-from .constants import ACL_ERROR_RT_CONTEXT_NULL
-from .constants import ACL_ERROR_RT_STREAM_CONTEXT
-from .constants import ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
 from .constants import ACL_SUCCESS
 from .constants import Capabilities
 from .constants import error_name
 from .evidence import Tally
 from .judgement import Judgement
 from .judgement import Violation
-from .judgement import some
 from .model_state import PendingRead
 from .outcome import AllowedAnswers
 from .profiles import Profile
 from .profiles import get_profile
 from .queries import Queries
-from .requirement_ids import CHECK_ORDER
-from .requirement_ids import DEVICE_CURRENT
-from .requirement_ids import EVENT_CALLS
-from .requirement_ids import FROMSYMBOL_DSTMAX
-from .requirement_ids import STREAM_NULL_DEFAULT
-from .requirement_ids import SYNC_ERROR_REPORTING
 from .rules_copies import counts_offset_in_dst_max
 from .state import Symbol
 from .tally import count_match
 from .tally import hygiene
 
 __all__ = ["Judgement", "Model", "PendingRead"]
-
-_EVENT_CALLS = frozenset({"record_event", "stream_wait_event", "synchronize_event"})
-"""The event calls whose refusal on valid arguments is EVENT-CALLS' matter first (create
-and destroy are charged to it by their rules)."""
-
-
-def _charge(requirement: str, *readings: str | None) -> tuple[str, tuple[str, ...]]:
-    """A wrong answer charged to ``requirement``, with the other ``readings`` of it
-    (``requirement`` itself left out)."""
-    return requirement, some(*(r for r in readings if r != requirement))
 
 
 class Model(Queries):
@@ -129,79 +110,26 @@ class Model(Queries):
             self.remember_rejected(call)
         hygiene(self, call, code)
         if alt is None:
-            primary = call.allowed_answers.primary
             spec = CALLS[call.name]
-            requirement, also = (
-                primary.requirement,
-                some(*primary.also, *(primary.shadow if code else ())),
+            charge = charging.wrong_code(
+                charging.WrongCode(
+                    call.name,
+                    code,
+                    call.allowed_answers,
+                    dst_max_holds_count=counts_offset_in_dst_max(call.name, call.args),
+                    null_stream=call.args.get("stream") == 0,
+                    thread_has_device=self.world.current_device(call.thread) is not None,
+                )
             )
-            if code and code in primary.order_codes:
-                # The code of a check CANN makes later in the same call: the backend made
-                # its checks in another order.
-                requirement, also = (
-                    CHECK_ORDER,
-                    some(primary.requirement, *(r for r in primary.also if r != CHECK_ORDER)),
-                )
-            elif code == ACL_ERROR_INVALID_PARAM and counts_offset_in_dst_max(call.name, call.args):
-                # dstMax's code where dstMax holds count: the backend bounded offset +
-                # count by it.
-                requirement, also = _charge(FROMSYMBOL_DSTMAX, requirement, *also)
-            elif (
-                code
-                and call.name.startswith("synchronize")
-                # an event synchronisation refused on a valid event: see below
-                and call.name != "synchronize_event"
-                # a time-out where none may happen (-1) is the timeout's matter, not an
-                # error reported without a failure
-                and not (
-                    call.name == "synchronize_stream_with_timeout"
-                    and code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
-                )
-                and call.allowed_answers.accepts_success()
-                and not call.allowed_answers.accepts_failure()
-            ):
-                # No device task of the suite fails, so an error from a synchronisation
-                # that had to succeed is an error reported without a failure (after a
-                # rejected call: the rejection left it behind).
-                requirement, also = SYNC_ERROR_REPORTING, some(primary.requirement, *also)
-            elif (
-                code
-                and call.name in _EVENT_CALLS
-                and call.allowed_answers.accepts_success()
-                and not call.allowed_answers.accepts_failure()
-            ):
-                # An event call refused on valid arguments: the call's own matter
-                # (EVENT-CALLS "succeed on valid arguments"); what it orders or completes is
-                # another reading, and a synchronisation may show an error left behind.
-                late = (SYNC_ERROR_REPORTING,) if call.name == "synchronize_event" else ()
-                requirement, also = _charge(EVENT_CALLS, requirement, *also, *late)
-            if (
-                code == ACL_ERROR_RT_STREAM_CONTEXT
-                and call.args.get("stream") == 0
-                and STREAM_NULL_DEFAULT in (requirement, *also)
-            ):
-                # NULL names the calling thread's current device's default stream, which is
-                # never another context's: "a stream of another context" says NULL was taken
-                # for another device's default stream (one still named after a switch).
-                requirement, also = _charge(STREAM_NULL_DEFAULT, requirement, *also)
-            if (
-                code == ACL_ERROR_RT_CONTEXT_NULL
-                and self.world.current_device(call.thread) is not None
-                and call.name not in ("set_device", "reset_device")
-            ):
-                # "No current context" on a thread that set a device and still has it (a
-                # reset of another device does not end this thread's): the backend lost
-                # the thread's current device.
-                requirement, also = _charge(DEVICE_CURRENT, requirement, *also)
             return self.screen(
                 [
                     Violation(
-                        requirement,
+                        charge.requirement,
                         f"{spec.c_name} returned {error_name(code)} ({code}), which the {self.profile.name} profile does not allow here",
                         call=call,
                         allowed=call.allowed_answers.allowed_codes(),
                         observed=f"{error_name(code)} ({code})",
-                        also=also,
+                        also=charge.also,
                     )
                 ]
             )

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .constants import Capabilities
+from .evidence import CopyShape
 from .evidence import Tally
 from .judgement import Cause
 from .judgement import Judgement
@@ -59,6 +60,9 @@ class WriteMeta:
     own_promise: str | None = None
     """The requirement under which its own call promised it complete at return (a
     pageable or synchronous copy), if it did."""
+    shape: CopyShape | None = None
+    """Its count, host memory kind and odd offsets at the call, for the coverage the
+    checks of its bytes add to (``evidence.Extent``)."""
 
 
 @dataclass(eq=False)

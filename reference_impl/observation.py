@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import charging
 from .diagnosis import diagnose
 from .judgement import Judgement
 from .judgement import Violation
@@ -22,10 +23,14 @@ from .memory import Write
 from .model_state import ModelState
 from .model_state import PendingRead
 from .requirement_ids import DEVICE_RESET_CONTENTS
-from .requirement_ids import FROMSYMBOL_BYTES
-from .requirement_ids import PINNED_COMPLETE_AFTER_SYNC
 from .state import Symbol
 from .tally import read_checks
+
+VIOLATIONS_PER_READ = 8
+"""Wrong ranges of one read diagnosed at most (a read's wrong bytes in one range are one
+already, ``memory.SUMMARY_RUNS``): a read wrong in thousands of ranges fails its test
+with the first ones, at the cost of a few, not of thousands of diagnoses and second
+looks.  Those past it are left unjudged: the test stops at the failure."""
 
 
 def observe(
@@ -55,8 +60,10 @@ def observe(
     state.last_read = (call, var.allowed(offset, offset + len(data), visible, False))
     mismatches = var.check(offset, obs, visible)
     read_checks(state, device, sym, var, offset, obs, visible)
-    out = []
+    out: list[Violation] = []
     for m in mismatches:
+        if len(out) >= VIOLATIONS_PER_READ:
+            break
         v = diagnose(state, device, sym, m, call)
         if state.screen([v]):
             out.append(v)
@@ -88,11 +95,12 @@ def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Vi
     obs = np.frombuffer(bytes(observed), dtype=np.uint8)
     mismatches = tmp.check(lo, obs, visible)
     if mismatches and _untouched(state, read, bytes(observed)):
-        promise, by = read.ready_by or (PINNED_COMPLETE_AFTER_SYNC, None)
+        promise, by = read.ready_by or (None, None)
+        charge = charging.unwritten_read(promise)
         return state.screen(
             [
                 Violation(
-                    promise,
+                    charge.requirement,
                     f"the asynchronous read had not written its destination, though it "
                     f"was known complete because "
                     f"{by.label if by is not None else 'a synchronisation'} returned",
@@ -102,7 +110,7 @@ def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Vi
                     # The same bytes are what a read that wrote nothing, or one that read
                     # the wrong place and found there what the destination held, leaves:
                     # a second look tells them apart (see Violation.unwritten).
-                    also=(FROMSYMBOL_BYTES,),
+                    also=charge.also,
                     read=(read.device, read.symbol.name, lo, hi),
                     unwritten=(read.address, bytes(observed)),
                 )
@@ -110,9 +118,12 @@ def check_read(state: ModelState, read: PendingRead, observed: bytes) -> list[Vi
         )
     read_checks(state, read.device, read.symbol, tmp, lo, obs, visible)
     state.host_write(read.dest, read.dest_offset, bytes(observed))
-    return state.screen(
-        [diagnose(state, read.device, read.symbol, m, read.call) for m in mismatches]
-    )
+    found: list[Violation] = []
+    for m in mismatches:
+        if len(found) >= VIOLATIONS_PER_READ:
+            break
+        found += state.screen([diagnose(state, read.device, read.symbol, m, read.call)])
+    return found
 
 
 def _untouched(state: ModelState, read: PendingRead, observed: bytes) -> bool:

@@ -66,13 +66,14 @@ class CallRecord:
             raise ValueError(f"call #{self.seq} {self.name} raised: {self.error}")
         return self.code
 
-    def to_json(self) -> dict[str, Any]:
-        """The call as a trace file holds it."""
+    def to_json(self, raw: bool = False) -> dict[str, Any]:
+        """The call as a trace file holds it (``raw``: bytes left as they are, for a document
+        that ``traces.trace.dump`` writes, large ones into a side file)."""
         out: dict[str, Any] = {}
         for key in _JSON_FIELDS:
             value = getattr(self, key)
             if key in ("args", "outputs"):
-                value = {k: _encode(v) for k, v in value.items()}
+                value = {k: v if raw else _encode(v) for k, v in value.items()}
             out[key] = value
         return out
 

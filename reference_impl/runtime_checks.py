@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from . import charging
 from .constants import ACL_ERROR_FAILURE
 from .constants import ACL_ERROR_INVALID_PARAM
 from .constants import ACL_ERROR_RT_CONTEXT_NULL
@@ -242,10 +243,8 @@ def on_null_stream(allowed: AllowedAnswers) -> AllowedAnswers:
     def read(a: Alternative) -> Alternative:
         if ACL_SUCCESS not in a.codes or a.requirement == STREAM_NULL_DEFAULT:
             return a
-        if a.requirement is None:
-            return dataclasses.replace(a, requirement=STREAM_NULL_DEFAULT)
-        also = tuple(dict.fromkeys((*a.also, STREAM_NULL_DEFAULT)))
-        return dataclasses.replace(a, also=also)
+        charge = charging.refused_on_null(charging.Charge(a.requirement, a.also))
+        return dataclasses.replace(a, requirement=charge.requirement, also=charge.also)
 
     return AllowedAnswers(tuple(read(a) for a in allowed.alternatives))
 

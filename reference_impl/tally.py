@@ -6,6 +6,12 @@ matched answer or a read exercised, and which of the outcomes a requirement leav
 open were seen (see ``evidence.Tally``).  ``hygiene`` also keeps the per-stream
 flags (a rejected call since the last synchronisation, a synchronous copy since the
 stream was last known complete) that name the likelier cause of a busy stream.
+
+A check that judged a successful copy (its answer, or later the bytes it left) also
+records the copy's shape (``copy_shape``: its count, its kind of host memory, odd
+offsets) under the requirement, so that the report can say what sizes a pass rests on.
+A rejected copy, or one of no bytes, moves none: its size says nothing of a data path,
+and is not kept.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from .evidence import LATER_LAST
 from .evidence import PENDING
 from .evidence import SOURCE_AT_CALL
 from .evidence import SOURCE_CHANGED
+from .evidence import CopyShape
 from .judgement import Judgement
 from .memory import Candidate
 from .memory import VarMemory
@@ -55,19 +62,54 @@ _SYMBOL_COPIES = frozenset(
 """The four copies of the contract: each matched answer checks RETURN-CODES."""
 
 
+def copy_shape(state: ModelState, call: Judgement) -> CopyShape | None:
+    """The shape of a copy to or from a symbol as the model knows it now, at its call: its
+    count, the kind of host memory its host side lies in, and whether its symbol offset or
+    host address is odd (None for another call, and for a copy of no bytes: like a
+    rejected one, it says nothing of a data path)."""
+    if call.name not in _SYMBOL_COPIES:
+        return None
+    last = state.tally.last_shape
+    if last is not None and last[0] is call:
+        return last[1]  # worked out for its answer, now asked for its effect
+    shape = _shape(state, call)
+    state.tally.last_shape = (call, shape)
+    return shape
+
+
+def _shape(state: ModelState, call: Judgement) -> CopyShape | None:
+    to = call.name.startswith("memcpy_to")
+    address = int(call.args.get("src" if to else "dst") or 0)
+    count = int(call.args.get("count") or 0)
+    if count <= 0:
+        return None
+    rng = state.world.host_range(address, count) if address else None
+    if rng is None or rng.buffer is None:
+        kind = "unknown"
+    elif rng.buffer.pinned:
+        kind = "pinned"
+    else:
+        # Registered memory is pageable memory made page-locked from its start: the path
+        # a backend takes depends on the start (profile.pinned_path looks at it too).
+        kind = "registered" if rng.start_pinned else "pageable"
+    offset = int(call.args.get("offset") or 0)
+    return CopyShape(kind, count, offset % 2 == 1, address % 2 == 1)
+
+
 def count_match(state: ModelState, call: Judgement, alt: Alternative, code: int) -> None:
     """The checks a matched answer passed, and which way an open check went."""
     ev = state.tally
-    ev.check(alt.requirement, *alt.also)
+    shape = copy_shape(state, call) if code == ACL_SUCCESS else None
+    ev.check_copy(shape, alt.requirement, *alt.also)
     if call.name in _SYMBOL_COPIES:
-        ev.check(RETURN_CODES)
+        ev.check_copy(shape, RETURN_CODES)
     if code == ACL_SUCCESS:
         kind = call.args.get("kind")
         if call.name in ("memcpy_to_symbol_async", "memcpy_to_symbol"):
             if kind == MemcpyKind.ACL_MEMCPY_DEFAULT:
-                ev.check(KIND_DEFAULT_HOST_SOURCE)
+                ev.check_copy(shape, KIND_DEFAULT_HOST_SOURCE)
         elif call.name in ("memcpy_from_symbol", "memcpy_from_symbol_async") and kind:
-            ev.check(FROMSYMBOL_KINDS)
+            ev.check_copy(shape, FROMSYMBOL_KINDS)
     alts = call.allowed_answers.alternatives
     if len(alts) > 1 and call.allowed_answers.accepts_success():
         rejections = [a for a in alts if ACL_SUCCESS not in a.codes and a.requirement]
@@ -77,7 +119,7 @@ def count_match(state: ModelState, call: Judgement, alt: Alternative, code: int)
         elif code == ACL_SUCCESS:
             for a in rejections:
                 assert a.requirement is not None
-                ev.check(a.requirement)
+                ev.check_copy(shape, a.requirement)
                 ev.branch(a.requirement, accepted=True)
 
 
@@ -143,13 +185,16 @@ def read_checks(
             continue
         ev.check(EFFECT_BYTES)
         shown = [w for w in writes if visible(w)]
+        for w in shown:
+            ev.cover(state.meta[w.wid].shape, EFFECT_BYTES)
         for w in writes:
             if w not in shown:
                 gate = state.order.blocked(w.task)
-                ev.check(
+                ev.check_copy(
+                    state.meta[w.wid].shape,
                     STREAM_EVENT_ORDER
                     if gate is not None and gate.task.queue != w.task.queue
-                    else STREAM_FIFO
+                    else STREAM_FIFO,
                 )
         for w in shown:
             _write_tally(state, w, a, b, seg, cands)
@@ -163,6 +208,8 @@ def read_checks(
         ]
         for x, y in unordered[:1]:
             ev.check(STREAM_UNORDERED)
+            ev.cover(state.meta[x.wid].shape, STREAM_UNORDERED)
+            ev.cover(state.meta[y.wid].shape, STREAM_UNORDERED)
             vx, vy = x.value(a, b), y.value(a, b)
             if vx is None or vy is None or np.array_equal(vx, vy):
                 continue
@@ -179,29 +226,30 @@ def _write_tally(
     ev = state.tally
     meta = state.meta[w.wid]
     mine = w.value(a, b)
+    shape = meta.shape
     if state.order.is_done(w.task):
-        ev.check(meta.done_by[0] if meta.done_by else PINNED_COMPLETE_AFTER_SYNC)
+        ev.check_copy(shape, meta.done_by[0] if meta.done_by else PINNED_COMPLETE_AFTER_SYNC)
         if (
             w.mode == "pageable"
             and meta.source is not None
             and meta.source.version > meta.source_version
         ):
-            ev.check(PAGEABLE_SOURCE_REUSE)
+            ev.check_copy(shape, PAGEABLE_SOURCE_REUSE)
     elif w.mode == "pinned" and mine is not None:
         others = [c for c in cands if c is not w]
         other_values = [meta.var.value_of(c, a, b) for c in others]
         if np.array_equal(seg, mine) and all(
             v is not None and not np.array_equal(v, mine) for v in other_values
         ):
-            ev.check(PINNED_ASYNC)
+            ev.check_copy(shape, PINNED_ASYNC)
             ev.saw(PINNED_ASYNC, COMPLETE_EARLY)
         elif not np.array_equal(seg, mine) and any(
             v is not None and np.array_equal(seg, v) for v in other_values
         ):
-            ev.check(PINNED_ASYNC)
+            ev.check_copy(shape, PINNED_ASYNC)
             ev.saw(PINNED_ASYNC, PENDING)
     if w.alternatives and mine is not None:
-        ev.check(PINNED_SOURCE_WINDOW)
+        ev.check_copy(shape, PINNED_SOURCE_WINDOW)
         if np.array_equal(seg, mine):
             ev.saw(PINNED_SOURCE_WINDOW, SOURCE_AT_CALL)
         else:

@@ -27,7 +27,7 @@ from .evidence_text import instances_text
 from .evidence_text import interrupted_text
 from .evidence_text import shards_text
 
-SCHEMA_VERSION = "4.0"
+SCHEMA_VERSION = "4.1"
 SCHEMA_FILE = "report-4.schema.json"
 
 

@@ -40,6 +40,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from acl_conformance.reference_impl import charging
+from acl_conformance.reference_impl.evidence import HOST_KINDS
 from acl_conformance.reference_impl.evidence import OUTCOMES
 from acl_conformance.reference_impl.evidence import Tally
 
@@ -100,29 +102,19 @@ _COUNTEREXAMPLE_KEYS = (
 
 
 def _charges(failures: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str | None]:
-    """The requirement each failure is charged to: the one it cites, unless it names others
-    it could equally be charged to and one of those failed clearly elsewhere in the run;
-    then that one.  A requirement failed clearly when a failure cites it and none of that
-    failure's other readings is cited by any failure of the run (a pageable copy that
-    returned behind a closed gate did not drain its stream, or did not make its copy
-    either: when no failure says the copy was not made, the drain is clear)."""
-    real = [
-        f
-        for _t, f in failures
-        if f.get("status") in (Status.FAIL, Status.FLAKY) and f.get("requirement")
-    ]
-    anywhere = {f["requirement"] for f in real}
-    clear = {
-        f["requirement"]
-        for f in real
-        if not any(r in anywhere and r != f["requirement"] for r in f.get("also") or [])
-    }
-    out: list[str | None] = []
-    for _t, f in failures:
-        cited = f.get("requirement")
-        others = [r for r in f.get("also") or [] if r in clear and r != cited]
-        out.append(others[0] if others and cited not in clear else cited)
-    return out
+    """The requirement each failure is charged to, as ``charging.in_the_run`` decides: the
+    one it cites, unless one of its other readings failed clearly elsewhere in the run.  A
+    failure counts there when it failed or is flaky (not an expected failure)."""
+    return charging.in_the_run(
+        [
+            charging.Cited(
+                f.get("requirement"),
+                tuple(f.get("also") or ()),
+                f.get("status") in (Status.FAIL, Status.FLAKY),
+            )
+            for _t, f in failures
+        ]
+    )
 
 
 def _flaky_alike(
@@ -167,10 +159,13 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for req in results["requirements"]:
         rid = req["id"]
-        if selected and rid not in selected:
-            continue  # a partial run (--requirement) reports what it was asked about
         carriers = [t for t in tests if rid in t["requirements"]]
-        if results.get("shard") and not carriers:
+        # A failure charged here is reported whatever was asked: a test run for another
+        # requirement that finds this one broken must not vanish from the verdict.
+        found = rid in charged
+        if selected and rid not in selected and not found:
+            continue  # a partial run (--requirement) reports what it was asked about
+        if results.get("shard") and not carriers and not found:
             continue  # one shard (--shard K/N) speaks of the requirements of its tests only
         mine = [(t, f) for (t, f), c in zip(failures, charged, strict=True) if c == rid]
         checks = ev.checks.get(rid, 0)
@@ -196,6 +191,7 @@ def requirement_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "reason": reason,
                 "checks": checks,
                 "outcomes": _outcomes(rid, ev),
+                "coverage": coverage(rid, ev),
                 "masked": _masked(carriers, tallies),
                 "failures": len(mine),
                 "declined": declined,
@@ -437,6 +433,34 @@ def _outcomes(rid: str, ev: Tally) -> dict[str, list[str]] | None:
         "allowed": allowed,
         "seen": [o for o in allowed if o in seen],
         "not_seen": [o for o in allowed if o not in seen],
+    }
+
+
+SMALL_COPY = 64 * 1024
+"""Copies smaller than this are *small*: below it, runtimes commonly take another data
+path than for larger copies (a staging buffer, a DMA descriptor's length, a huge page
+sit at or around 64 KiB).  A requirement whose checks judged, for some kind of host
+memory, only copies smaller than this rests on small copies only for that kind, and the
+terminal says so beside its status: its pass says nothing of the larger path."""
+
+PAGE_KINDS = HOST_KINDS[:3]
+"""The kinds of host memory whose coverage the report weighs: pinned, pageable,
+registered (memory the model does not know is shown, but never called missing)."""
+
+
+def coverage(rid: str, ev: Tally) -> dict[str, Any] | None:
+    """What sizes and offsets the checks of ``rid`` rested on: per kind of host memory of
+    the successful copies they judged, the smallest and largest count, and whether an odd
+    symbol offset or host address was seen; the kinds seen only in copies smaller than
+    ``SMALL_COPY``, and those never seen (None when no check of it judged a copy)."""
+    kinds = ev.coverage.get(rid)
+    if not kinds:
+        return None
+    return {
+        "kinds": {k: kinds[k].to_json() for k in HOST_KINDS if k in kinds},
+        "small_only": [k for k in PAGE_KINDS if k in kinds and kinds[k].largest < SMALL_COPY],
+        "never": [k for k in PAGE_KINDS if k not in kinds],
+        "small_below": SMALL_COPY,
     }
 
 

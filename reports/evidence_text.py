@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -23,6 +25,15 @@ def evidence_lines(r: dict[str, Any]) -> list[str]:
             out.append(
                 "allowed but never seen in this run (the pass does not rest on them): "
                 + "; ".join(o["not_seen"])
+            )
+    c = r.get("coverage")
+    if c:
+        out.append("copies its checks judged, by host memory: " + coverage_text(c))
+        if c["small_only"]:
+            out.append(
+                f"rests on copies smaller than {size_text(c['small_below'])} only for "
+                f"{' and '.join(c['small_only'])} memory: a data path a backend takes for "
+                "larger copies of it is not tested"
             )
     d = r.get("declined")
     if d and d.get("tests"):
@@ -47,6 +58,79 @@ def evidence_lines(r: dict[str, Any]) -> list[str]:
             f"{f.get('reason') or 'no reason given'}{link}"
         )
     return out
+
+
+COVERAGE_NAMES = {"unknown": "memory the suite did not allocate"}
+"""How a kind of host memory is called in the coverage line, where not by its key."""
+
+
+def coverage_text(c: dict[str, Any]) -> str:
+    """A row's coverage in one line: per kind of host memory, the range of counts its
+    checks judged and whether odd offsets were seen; the kinds never seen last."""
+    parts = [
+        f"{COVERAGE_NAMES.get(k, k)}: {extent_text(e)}" for k, e in (c.get("kinds") or {}).items()
+    ]
+    parts += [f"{k}: never" for k in c.get("never") or []]
+    return "; ".join(parts)
+
+
+def extent_text(e: dict[str, Any]) -> str:
+    """``1 B to 496 B, no odd offset`` / ``4 KiB, odd symbol offset and host address seen``."""
+    lo, hi = size_text(e["smallest"]), size_text(e["largest"])
+    sizes = lo if lo == hi else f"{lo} to {hi}"
+    odd = [
+        w
+        for w, seen in (("symbol offset", e["odd_offset"]), ("host address", e["odd_host"]))
+        if seen
+    ]
+    return f"{sizes}, " + (f"odd {' and '.join(odd)} seen" if odd else "no odd offset")
+
+
+def small_note(c: dict[str, Any] | None, said: Collection[str] = ()) -> str:
+    """The terminal's short form for a row resting on small copies only for some kind of
+    host memory ('' for none): ``small copies only: pageable up to 496 B``.  The kinds in
+    ``said`` (small in the whole run, ``small_everywhere``) are left to the run's line."""
+    kinds = [k for k in (c or {}).get("small_only") or [] if k not in said]
+    if not c or not kinds:
+        return ""
+    return "small copies only: " + ", ".join(
+        f"{k} up to {size_text(c['kinds'][k]['largest'])}" for k in kinds
+    )
+
+
+def small_everywhere(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, int], int]:
+    """The kinds of host memory whose copies were small under every requirement of the run
+    (kind -> the largest count), and the size below which a copy is small: one line for
+    the run instead of one note per row."""
+    covs = [r["coverage"] for r in rows if r.get("coverage")]
+    if not covs:
+        return {}, 0
+    below = int(covs[0]["small_below"])
+    largest: dict[str, int] = {}
+    for c in covs:
+        for k, e in c["kinds"].items():
+            largest[k] = max(largest.get(k, 0), int(e["largest"]))
+    small = {k for c in covs for k in c["small_only"]}  # pinned, pageable, registered
+    return {k: n for k, n in largest.items() if k in small and n < below}, below
+
+
+def small_everywhere_text(kinds: dict[str, int], below: int) -> str:
+    """The run's line for ``small_everywhere`` ('' for none)."""
+    if not kinds:
+        return ""
+    what = ", ".join(f"{k} up to {size_text(n)}" for k, n in kinds.items())
+    return (
+        f"small copies only, under every requirement: {what} (no check judged a copy of "
+        f"{size_text(below)} or more in that memory)"
+    )
+
+
+def size_text(n: int) -> str:
+    """A count of bytes, exact: ``496 B``, ``64 KiB``, ``16 MiB``, ``65,537 B``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n:,} B"
 
 
 def entry_text(e: dict[str, Any], status: str = Status.XFAIL) -> str:

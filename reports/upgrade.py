@@ -13,7 +13,9 @@ of a results.json an earlier suite wrote:
 - ``agents`` (the backend instances the run started) is ``instances``, and its reason
   ``recheck on a fresh agent`` is ``recheck on a fresh backend instance``.
 
-A record of schema 1 (one failure, flat, no ``failures``) is read by ``aggregate``.
+A record of schema 1 (one failure, flat, no ``failures``) is read by ``aggregate``.  A
+test's tally written before coverage was kept (no ``coverage``) is read as none known:
+its rows have ``coverage`` null and no coverage line (``evidence.Tally.from_json``).
 """
 
 from __future__ import annotations

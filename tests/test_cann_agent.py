@@ -43,6 +43,7 @@ def test_double_variants_compile_warning_free() -> None:
         "bound-off-by-one",
         "kind-unchecked",
         "pageable-late",
+        "large-pageable-drops",
         "hang-sync",
         "stream-limit:3",
         "no-symbol-apis",

@@ -109,6 +109,10 @@ def test_a_mutant_fails_with_a_short_counterexample_that_replays(
     assert "MISMATCH [KIND-REJECTED]" in out
     rc, out, _ = _run(capsys, "replay", str(trace), "--adapter", "sim")
     assert rc == 0 and "not reproduced" in out, out[-2000:]
+    # A call the profile allows takes one line: a long trace replays in a screenful.
+    steps = [line for line in out.splitlines() if line.startswith("#")]
+    assert steps and all(line.endswith(": ok") for line in steps), out[-2000:]
+    assert len(out.splitlines()) <= len(steps) + 6, out[-2000:]
 
     source = tmp_path / "repro.c"
     rc, _, err = _run(capsys, "reproducer", str(trace), "-o", str(source))

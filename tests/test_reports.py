@@ -196,6 +196,21 @@ def test_all_passing_is_conformant_and_a_selection_reports_only_itself() -> None
     assert report["gate"] == {"result": "pass", "reasons": []}
 
 
+def test_a_failure_charged_outside_the_selection_is_reported_and_decides_the_verdict() -> None:
+    # A run for EFFECT-BYTES whose test finds PAGEABLE-BLOCKS broken: the failure may not
+    # vanish because nobody asked about its requirement.
+    tests = [
+        _test("t_a", "pass", ["EFFECT-BYTES"]),
+        _test("t_b", "fail", ["EFFECT-BYTES"], failed="PAGEABLE-BLOCKS"),
+    ]
+    report = reports.build(_results(tests, selected=["EFFECT-BYTES"]), SUITE, RUN)
+    _validate(report)
+    assert {r["id"] for r in report["requirements"]} == {"PAGEABLE-BLOCKS", "EFFECT-BYTES"}
+    assert _row(report, "PAGEABLE-BLOCKS")["status"] == "fail"
+    assert report["verdict"] == "not conformant"
+    assert report["gate"]["result"] == "fail"
+
+
 def test_only_musts_decide_the_verdict() -> None:
     tests = [
         _test("t_a", "pass", ["KIND-ACCEPTED"]),

@@ -197,6 +197,13 @@ def _merge(
     )
 
 
+def _extents(row: dict[str, Any]) -> dict[str, tuple[int, int, bool, bool]]:
+    kinds = (row.get("coverage") or {}).get("kinds") or {}
+    return {
+        k: (e["smallest"], e["largest"], e["odd_offset"], e["odd_host"]) for k, e in kinds.items()
+    }
+
+
 def test_three_merged_shards_are_the_unsharded_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -258,6 +265,8 @@ def test_three_merged_shards_are_the_unsharded_run(
         # differing from the unsharded run's by what their runs differed.
         drift = sum(checks(shard_tests[i]) - checks(whole_tests[i]) for i in varying)
         assert row_m["checks"] == row_w["checks"] + drift, rid
+        # What sizes and odd offsets the checks rested on: the same, merged from the shards.
+        assert _extents(row_m) == _extents(row_w), rid
 
     # One shard alone: its rows are the requirements of its tests, and it has no verdict.
     report = _json(runs / "s1" / "report.json")

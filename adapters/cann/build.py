@@ -54,6 +54,7 @@ BUGS: dict[str, str] = {
     "bound-off-by-one": "ACL_DOUBLE_BUG_BOUND_OFF_BY_ONE",
     "kind-unchecked": "ACL_DOUBLE_BUG_KIND_UNCHECKED",
     "pageable-late": "ACL_DOUBLE_BUG_PAGEABLE_LATE",
+    "large-pageable-drops": "ACL_DOUBLE_BUG_LARGE_PAGEABLE_DROPS",
 }
 """Planted bugs of the double: name -> the macro that plants it."""
 

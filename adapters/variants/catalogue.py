@@ -13,6 +13,7 @@ from . import corner_mutants as c
 from . import flaky as f
 from . import hang_mutants as h
 from . import hunt_mutants as hm
+from . import large_failure_mutants as lf
 from . import leaky
 from . import lifecycle_blind_mutants as lb
 from . import lifecycle_registration_mutants as lr
@@ -22,6 +23,7 @@ from . import mutants as m
 from . import outside_body_mutants as ob
 from . import pervasive_mutants as pv
 from . import sync_pending_mutants as sp
+from . import threshold_mutants as tm
 
 BOTH = ("spec", "cann")
 
@@ -206,6 +208,9 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("dst-max-cut-to-32-bits", c.DstMaxCutTo32Bits, "FROMSYMBOL-DSTMAX"),
     _mutant("from-accepts-interior-pointers", c.FromAcceptsInteriorPointers, "FROMSYMBOL-BYTES"),
     _mutant("sync-copy-from-pinned-is-async", c.SyncCopyFromPinnedIsAsync, "TOSYMBOL-SYNC"),
+    # a large pageable copy that loses a byte of every page: the bounded-memory path of a
+    # failure (large_failure_mutants.py, bench/large_failure.py)
+    _mutant("large-pageable-drops-page-tails", lf.LargePageableDropsPageTails, "EFFECT-BYTES"),
     # syncs that return at once when the queue is deep (sync_pending_mutants.py)
     *(
         _mutant(f"sync-early-past-{n}", sp.deeper_than(sp.StreamSyncEarlyWhenDeep, n), _SYNC)
@@ -233,6 +238,11 @@ CATALOGUE: tuple[Variant, ...] = (
     _mutant("from-dst-max-equal-rejected", lt.FromDstMaxEqualRejected, "FROMSYMBOL-DSTMAX"),
     _mutant("symbol-before-kind", lt.SymbolLookedUpBeforeKind, "CHECK-ORDER", ("cann",)),
     _mutant("destroy-discards-unstarted", lt.DestroyDiscardsUnstarted, "STREAM-CALLS", ("cann",)),
+    # where real runtimes switch copy paths by size (threshold_mutants.py, issue 35)
+    _mutant("pageable-staged-in-order", tm.PageableStagedInOrder, "PAGEABLE-BLOCKS"),
+    _mutant("pageable-staged-out-of-order", tm.PageableStagedOutOfOrder, "PAGEABLE-BLOCKS"),
+    _mutant("pinned-chunks-drop-the-tail", tm.PinnedChunksDropTheTail, "EFFECT-BYTES"),
+    _mutant("dma-length-wraps-at-2-24", tm.DmaLengthWraps, "EFFECT-BYTES"),
     # calls that never return (hang_mutants.py): one hang, one failure, the rest decided
     Variant(
         "null-stream-sync-hangs",

@@ -185,19 +185,27 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_reproducer(args: argparse.Namespace) -> int:
     t = _load_trace(args.trace)
+    out = Path(args.output)
+    # Large data goes to a file beside the program (OUT.data), which it reads at its start.
+    data_path = out.with_name(out.name.rsplit(".", 1)[0] + ".data") if args.output != "-" else None
     try:
-        source = reproducer.generate(t)
+        if data_path is None:
+            source, data = reproducer.generate(t), b""
+        else:
+            source, data = reproducer.generate_files(t, str(data_path.resolve()))
     except reproducer.ReproducerError as exc:
         raise runner.RunError(str(exc)) from None
     if args.output == "-":
         sys.stdout.write(source)
         return 0
-    out = Path(args.output)
     try:
         out.write_text(source)
+        if data and data_path is not None:
+            data_path.write_bytes(data)
     except OSError as exc:
         raise runner.RunError(f"-o {out}: cannot be written ({exc.strerror or exc})") from None
-    sys.stderr.write(f"wrote {out} ({len(source.splitlines())} lines) from {t.path}\n")
+    also = f" and its data file {data_path} ({len(data)} bytes)" if data else ""
+    sys.stderr.write(f"wrote {out} ({len(source.splitlines())} lines){also} from {t.path}\n")
     return 0
 
 

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Collection
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
@@ -51,6 +52,9 @@ from acl_conformance.conformance.session.supervise import Supervisor
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.catalogue import PROFILES
 from acl_conformance.reports.evidence_text import gate_basis
+from acl_conformance.reports.evidence_text import small_everywhere
+from acl_conformance.reports.evidence_text import small_everywhere_text
+from acl_conformance.reports.evidence_text import small_note
 from acl_conformance.reports.status import SHOWN
 from acl_conformance.reports.status import Status
 
@@ -464,10 +468,12 @@ def summary_table(report: dict[str, Any]) -> str:
     width = max(len(r["id"]) for r in rows)
     lines = [f"{'requirement':{width}}  level   status         checks  evidence"]
     lines.append("-" * len(lines[0]))
+    # A kind of host memory small under every requirement is said once, below the table.
+    small, below = small_everywhere(rows)
     for r in rows:
         lines.append(
             f"{r['id']:{width}}  {r['level']:6}  {STATUS_TEXT[r['status']]:13}  "
-            f"{r.get('checks', 0):>6}  {_evidence_note(r)}".rstrip()
+            f"{r.get('checks', 0):>6}  {_evidence_note(r, small)}".rstrip()
         )
     s = report["summary"]
     lines.append("-" * len(lines[0]))
@@ -475,10 +481,12 @@ def summary_table(report: dict[str, Any]) -> str:
         ", ".join(f"{k} {s.get(k, 0)}" for k in SHOWN if k is not Status.NOT_SUPPORTED)
         + f", not supported {s['not_supported']}; {s['total']} requirements"
     )
+    if small:
+        lines.append(small_everywhere_text(small, below))
     return "\n".join(lines)
 
 
-def _evidence_note(r: dict[str, Any]) -> str:
+def _evidence_note(r: dict[str, Any], small_everywhere: Collection[str] = ()) -> str:
     """The short form of what a row rests on, for the terminal."""
     notes = []
     if r.get("reason"):
@@ -486,6 +494,9 @@ def _evidence_note(r: dict[str, Any]) -> str:
     o = r.get("outcomes")
     if o and o["not_seen"]:
         notes.append(f"never seen: {'; '.join(o['not_seen'])}")
+    small = small_note(r.get("coverage"), small_everywhere)
+    if small:
+        notes.append(small)
     d = r.get("declined")
     if d and d.get("tests") and r["status"] != Status.UNKNOWN:
         notes.append(f"declined {d['tests']} of {d['of']} tests")

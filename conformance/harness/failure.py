@@ -21,6 +21,7 @@ from typing import Any
 
 from acl_conformance.reference_impl import Judgement
 from acl_conformance.reference_impl import Violation
+from acl_conformance.reference_impl import charging
 from acl_conformance.reference_impl.catalogue import BY_ID
 from acl_conformance.reference_impl.record import CallRecord
 
@@ -138,14 +139,17 @@ class ConformanceFailure(AssertionError):
         """The same failure, charged to ``requirement`` because of how it arose (e.g. only
         with several host threads at once); the model's own reading is kept in the text."""
         first = self.violations[0]
+        charge = charging.in_context(
+            charging.Charge(first.requirement, first.also), requirement, context
+        )
         v = Violation(
-            requirement,
+            charge.requirement,
             f"{context}: {first.message}",
             call=first.call,
             allowed=first.allowed,
             observed=first.observed,
             details=[f"taken alone the model reads it as [{first.requirement}]", *first.details],
-            also=tuple(r for r in (first.requirement, *first.also) if r and r != requirement),
+            also=charge.also,
         )
         snapshot = self.snapshot
         if snapshot is not None and snapshot.again is not None:

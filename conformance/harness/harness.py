@@ -51,9 +51,9 @@ from acl_conformance.reference_impl import Judgement
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Step
 from acl_conformance.reference_impl import Violation
+from acl_conformance.reference_impl import charging
 from acl_conformance.reference_impl import judge
 from acl_conformance.reference_impl.calls import CALLS
-from acl_conformance.reference_impl.constants import ACL_SUCCESS
 from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import error_name
 from acl_conformance.reference_impl.evidence import Tally
@@ -291,24 +291,20 @@ class Harness:
         and told to the run, so that no later call in the same situation is made and the
         test runs again past it (one failure, the rest decided without it)."""
         where = situation(name, args)
-        requirement: str | None = None
+        charge = charging.no_answer(None)
         allowed = "?"
         try:
             with self.lock:
                 answers = self.model.preview(name, thread, **args)
-            success = next(
-                (a for a in answers.alternatives if ACL_SUCCESS in a.codes),
-                answers.primary,
-            )
-            requirement = success.requirement
+            charge = charging.no_answer(answers)
             allowed = answers.allowed_codes()
         except Exception:
             pass  # the model cannot say: charged to no requirement
         hang = isinstance(exc, BackendTimeout)
         if isinstance(exc, BackendTimeout):
-            exc.charge(requirement, where, allowed, self.snapshot())
+            exc.charge(charge.requirement, where, allowed, self.snapshot())
         else:
-            exc.charge_to(requirement, CALLS[name].c_name, self.snapshot())
+            exc.charge_to(charge.requirement, CALLS[name].c_name, self.snapshot())
         if self.run is not None and exc.identity is not None:
             # Two tests (in two workers) may meet it in the same situation at once: one owns it.
             owner = self.run.claim(exc.identity, self.test_id)
@@ -316,7 +312,7 @@ class Harness:
             self.run.mark_hung(
                 where,
                 {
-                    "requirement": requirement or "",
+                    "requirement": charge.requirement or "",
                     "call": exc.call or name,
                     "test": self.test_id,
                     "limit": (exc.limit or "") if isinstance(exc, BackendTimeout) else "",

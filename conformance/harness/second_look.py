@@ -24,16 +24,15 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from acl_conformance.adapters.base import FixtureVariable
 from acl_conformance.reference_impl import Model
 from acl_conformance.reference_impl import Violation
+from acl_conformance.reference_impl import charging
 from acl_conformance.reference_impl.constants import D2H
 from acl_conformance.reference_impl.constants import StreamStatus
-from acl_conformance.reference_impl.requirement_ids import EFFECT_BYTES
-from acl_conformance.reference_impl.requirement_ids import FROMSYMBOL_BYTES
-from acl_conformance.reference_impl.requirement_ids import PAGEABLE_BLOCKS
-from acl_conformance.reference_impl.requirement_ids import PAGEABLE_DRAINS_STREAM
-from acl_conformance.reference_impl.requirement_ids import STREAM_QUERY
 
 from .backend_calls import BackendCalls
 from .failure import BackendCrash
@@ -143,18 +142,8 @@ class SecondLook:
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
         if whole is None or not closed or not closed <= self._closed_gates():
             return v
-        if whole[lo : lo + len(data)] == data:
-            note = "with the gate still closed its bytes are there: it copied without waiting for its stream"
-            return dataclasses.replace(v, details=[*v.details, note])
-        note = "with the gate still closed its bytes are not there either: it did not wait for its own copy"
-        if v.requirement != PAGEABLE_DRAINS_STREAM:
-            return dataclasses.replace(v, details=[*v.details, note])
-        return dataclasses.replace(
-            v,
-            requirement=PAGEABLE_BLOCKS,
-            details=[*v.details, note],
-            also=tuple(dict.fromkeys(r for r in (v.requirement, *v.also) if r != PAGEABLE_BLOCKS)),
-        )
+        charge = charging.drained_or_not(_cited(v), whole[lo : lo + len(data)] == data)
+        return _charged(v, charge)
 
     def _busy_or_lying(self, v: Violation, stream: int, thread: int) -> Violation:
         """A query found ``stream`` busy after a promise said its tasks were complete:
@@ -177,18 +166,8 @@ class SecondLook:
         )
         if not query.ok:
             return v
-        if int(query.outputs.get("status", -1)) == StreamStatus.ACL_STREAM_STATUS_COMPLETE:
-            note = "after a second synchronisation the stream is complete: a task was still running when the promise said it was complete"
-            return dataclasses.replace(v, details=[*v.details, note])
-        note = "after a second synchronisation that succeeded the stream is still reported busy: the query's answer is wrong"
-        return dataclasses.replace(
-            v,
-            requirement=STREAM_QUERY,
-            details=[*v.details, note],
-            also=tuple(
-                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != STREAM_QUERY)
-            ),
-        )
+        complete = int(query.outputs.get("status", -1)) == StreamStatus.ACL_STREAM_STATUS_COMPLETE
+        return _charged(v, charging.busy_or_lying(_cited(v), complete))
 
     def _lying_read(self, v: Violation, args: dict[str, Any], thread: int) -> bytes | None:
         """A read of the whole variable, when the partial read ``v`` is wrong where the
@@ -228,8 +207,7 @@ class SecondLook:
         device, var, lo, hi = v.read  # type: ignore[misc]
         self._synchronize_everything(thread)
         if self._backend.read_back(address, len(before), thread) != before:
-            note = "after a second synchronisation of every stream the destination changed: the read ran, late"
-            return dataclasses.replace(v, details=[*v.details, note])
+            return _charged(v, charging.read_late_or_wrong(_cited(v), destination_changed=True))
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
         if (
             whole is None
@@ -237,20 +215,18 @@ class SecondLook:
             or not self._model.allows(device, var, lo, whole[lo:hi])
         ):
             return v
+        charge = charging.read_late_or_wrong(_cited(v), destination_changed=False)
         return dataclasses.replace(
             v,
-            requirement=FROMSYMBOL_BYTES,
+            requirement=charge.requirement,
             message=f"the asynchronous read of {var} bytes [{lo}, {hi}) did not leave them in "
             "its destination, even after a second synchronisation of every stream",
             details=[
                 *v.details,
-                "after a second synchronisation of every stream the destination still holds "
-                f"what it held before the read; a read of the whole {var} shows there: "
+                f"{charge.why}; a read of the whole {var} shows there: "
                 f"{whole[lo:hi][:32].hex(' ')}",
             ],
-            also=tuple(
-                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != FROMSYMBOL_BYTES)
-            ),
+            also=charge.also,
         )
 
     def _late_or_lost(self, v: Violation, thread: int) -> Violation:
@@ -262,51 +238,29 @@ class SecondLook:
         if whole is None:
             return v
         again = whole[lo:hi]
-        if again == v.missing:
-            note = "after a second synchronisation of every stream the bytes are there: the copy ran, late"
-            if v.late is None or v.late == v.requirement:
-                return dataclasses.replace(v, details=[*v.details, note])
-            # A copy whose own call promised completion at its return ran late: that
-            # promise is broken whatever else is; a later one may be too.
-            return dataclasses.replace(
-                v,
-                requirement=v.late,
-                details=[*v.details, note],
-                also=tuple(dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != v.late)),
+        mostly = again != v.missing and _mostly(again, v.missing, v.wrong)
+        charge = charging.late_or_lost(
+            _cited(v), v.late, again == v.missing or mostly, v.older_write_shows, lo, hi
+        )
+        if mostly:
+            late = _charged(v, charge)
+            note = (
+                "most of them, that is: the others hold what its source held after the call "
+                "(it read its source late)"
             )
-        if v.older_write_shows:
-            # An older copy ran after the missing one, or the missing one wrote nothing:
-            # the bytes cannot tell which, so the first reading stays and both are named.
-            return dataclasses.replace(
-                v,
-                details=[
-                    *v.details,
-                    f"after a second synchronisation of every stream bytes [{lo}, {hi}) still "
-                    "hold the older copy's: it ran after the missing one, or the missing one "
-                    "wrote nothing there",
-                ],
-                also=tuple(dict.fromkeys(r for r in (*v.also, EFFECT_BYTES) if r != v.requirement)),
-            )
+            return dataclasses.replace(late, details=[*late.details, note])
+        if again == v.missing or v.older_write_shows:
+            return _charged(v, charge)
         return dataclasses.replace(
-            v,
-            requirement=EFFECT_BYTES,
+            _charged(v, charge),
             message=v.message + "; not there after a second synchronisation either",
-            details=[
-                *v.details,
-                f"after a second synchronisation of every stream bytes [{lo}, {hi}) still do "
-                "not hold what the copy should have left: it did not write them there",
-            ],
-            also=tuple(
-                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != EFFECT_BYTES)
-            ),
         )
 
     def _read_or_bytes(self, v: Violation, thread: int) -> Violation:
         if v.racing:
             # Copies that may or may not have run when the read ran: a later read of the
             # whole variable may see them landed, whichever answer was wrong.  Both stay.
-            also = tuple(dict.fromkeys((*v.also, FROMSYMBOL_BYTES)))
-            return dataclasses.replace(v, also=tuple(r for r in also if r != v.requirement))
+            return dataclasses.replace(v, also=charging.racing_read(_cited(v)).also)
         device, var, lo, hi = v.read  # type: ignore[misc]
         whole = self._raw_read(thread, var, 0, self._fixtures[var].size)
         if whole is None or not self._model.allows(device, var, lo, whole[lo:hi]):
@@ -318,16 +272,44 @@ class SecondLook:
         """``v`` charged to the read: a read of the whole variable showed ``whole``, whose
         bytes there the model allows."""
         _device, var, lo, hi = v.read  # type: ignore[misc]
+        charge = charging.the_read_lies(_cited(v))
         return dataclasses.replace(
             v,
-            requirement=FROMSYMBOL_BYTES,
-            message=f"the read of {var} bytes [{lo}, {hi}) is wrong: a read of the whole "
-            "variable shows bytes the model allows there",
+            requirement=charge.requirement,
+            message=f"the read of {var} bytes [{lo}, {hi}) is wrong: {charge.why}",
             details=[
                 *v.details,
                 f"a read of the whole {var} shows there: {whole[lo:hi][:32].hex(' ')}",
             ],
-            also=tuple(
-                dict.fromkeys(r for r in (v.requirement, *v.also) if r and r != FROMSYMBOL_BYTES)
-            ),
+            also=charge.also,
         )
+
+
+def _cited(v: Violation) -> charging.Charge:
+    """What ``v`` cites now, as a charge a second look may change."""
+    return charging.Charge(v.requirement, v.also)
+
+
+def _charged(v: Violation, charge: charging.Charge) -> Violation:
+    """``v`` as ``charge`` decides after a second look, its words added to the details."""
+    return dataclasses.replace(
+        v,
+        requirement=charge.requirement,
+        also=charge.also,
+        details=[*v.details, charge.why],
+    )
+
+
+def _mostly(again: bytes, missing: bytes | None, wrong: npt.NDArray[np.bool_] | None) -> bool:
+    """Do more than half of the bytes that were wrong (``wrong``: True at those of the
+    range; None: all of them) hold the missing copy's bytes when read again?  (A copy
+    that ran late and read its source late, after the host wrote over parts of it, leaves
+    its bytes everywhere else; a copy that never ran, or lost some bytes for good, leaves
+    older bytes there, which equal its own at a byte here and there only by chance.  The
+    bytes that were right the first time say nothing either way.)"""
+    if missing is None or len(missing) != len(again) or not again:
+        return False
+    now = np.frombuffer(again, dtype=np.uint8) == np.frombuffer(missing, dtype=np.uint8)
+    if wrong is not None and len(wrong) == len(now):
+        now = now[wrong]
+    return 2 * int(np.count_nonzero(now)) > len(now) > 0

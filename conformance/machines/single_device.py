@@ -15,8 +15,10 @@ from acl_conformance.conformance.authoring import defects
 from acl_conformance.conformance.authoring import events_life
 from acl_conformance.conformance.authoring import ops
 from acl_conformance.conformance.authoring import registrations
+from acl_conformance.conformance.authoring import sizes
 from acl_conformance.conformance.authoring import timeouts
 from acl_conformance.conformance.harness.harness import HostBuffer
+from acl_conformance.conformance.session.context import FIXTURES_NEEDED
 
 from .common import HarnessMachine
 from .common import declinable
@@ -29,6 +31,12 @@ DEFECTS = (*(d.name for d in defects.for_call(defects.TO_ASYNC)), "count 0")
 """Every defect of the table (conformance/authoring/defects.py), and a count of 0."""
 DEFECT_PAIRS = tuple(defects.pairs(defects.TO_ASYNC))
 """Two defects of the table in one call (CHECK-ORDER)."""
+LARGE_ONE_IN = 64
+"""About one copy step in this many is a large copy (``large_copy``): rare enough that
+the ci run makes a few, reachable for a bug hunt that looks for the size where a
+backend's path changes."""
+MAX_LARGE = 2
+"""Large copies in one example at most (each has a buffer of its own)."""
 
 
 class SingleDeviceMachine(HarnessMachine):
@@ -47,6 +55,7 @@ class SingleDeviceMachine(HarnessMachine):
         self.gates_opened = 0
         self.event_life_cycles = 0
         self.registered_ranges = False
+        self.large_copies = 0
 
     # -- resources -------------------------------------------------------------
     @initialize(target=buffers)
@@ -141,6 +150,10 @@ class SingleDeviceMachine(HarnessMachine):
         self, stream: int, var: str, buf: HostBuffer, kind: int, fresh: bool, data: st.DataObject
     ) -> None:
         stream = self.s(stream)
+        large = data.draw(st.integers(0, LARGE_ONE_IN - 1), label="large") == LARGE_ONE_IN - 1
+        if large and self.large_copies < MAX_LARGE:
+            self.large_copy(stream, data)
+            return
         count, offset, src_off = self._copy_args(var, buf, data)
         if fresh:
             self.h.write(buf, src_off, self.unique(count))
@@ -156,6 +169,38 @@ class SingleDeviceMachine(HarnessMachine):
             stream=stream,
             src_offset=src_off,
         )
+
+    def large_copy(self, stream: int, data: st.DataObject) -> None:
+        """A copy at or one byte either side of a size where backends switch paths
+        (conformance/authoring/sizes.py: 4 KiB, 64 KiB, 1 MiB, 2 MiB, the largest
+        variable), at an offset up to 3, from a buffer of its own in pinned, pageable or
+        registered memory; followed at once, as in test_sizes.py, by a write over its
+        source, a query of its stream and a read of its last byte; a page-locked one is
+        then synchronised and its last byte read again.  (Kind H2D: ACL_MEMCPY_DEFAULT is
+        the small copies' to vary.)"""
+        h = self.h
+        top = sizes.largest(h, FIXTURES_NEEDED)
+        edge = data.draw(st.sampled_from([*sizes.THRESHOLDS, top]), label="edge")
+        count = min(top, edge + data.draw(st.integers(-1, 1), label="delta"))
+        offset = data.draw(st.integers(0, min(3, top - count)), label="offset")
+        memories = [m for m in sizes.MEMORIES if m != "registered" or h.caps.host_register]
+        memory = data.draw(st.sampled_from(memories), label="memory")
+        c = sizes.fitting(h, FIXTURES_NEEDED, count, offset)
+        assert c is not None  # count + offset <= the largest variable's size
+        self.large_copies += 1
+        buf, base = sizes.host_memory(h, memory, c.count + c.host_offset)
+        at = base + c.host_offset
+        if memory == "pageable":
+            self.before_wait(stream)
+        r = ops.to_symbol_async(h, c.var, buf, c.count, c.offset, stream=stream, src_offset=at)
+        self.tag += 2
+        sizes.overwrite_source(h, buf, at, c.count, self.tag - 1)
+        h.call("stream_query", stream=stream)
+        sizes.read_tail(h, c)
+        if r.ok and memory != "pageable":
+            self.before_wait(stream)
+            ops.sync(h, stream)
+            sizes.read_tail(h, c)
 
     @rule(
         stream=st.one_of(st.just(ops.NULL), streams),

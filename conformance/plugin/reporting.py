@@ -4,7 +4,6 @@ trace file and the command that reproduces it."""
 from __future__ import annotations
 
 import builtins
-import json
 import os
 import re
 from collections.abc import Generator
@@ -403,12 +402,12 @@ def _recheck(item: pytest.Item, doc: dict[str, Any], trace_path: Path | None) ->
             "status": (Status.FAIL if found.reproduced else Status.PASS).value,
             "message": "the failing trace replayed against a fresh backend: "
             + (f"broke {', '.join(found.broken)}" if found.reproduced else "every call allowed"),
-            "calls": [r.to_json() for r in found.records],
+            "calls": [r.to_json(raw=True) for r in found.records],
         }
         path = trace_path.with_name(
             trace_path.name.removesuffix(".trace.json") + ".replay.trace.json"
         )
-        path.write_text(json.dumps(replay_doc, indent=1))
+        trace.dump(replay_doc, path)
         out["trace_file"] = recorded_path(config, path)
     return out
 
@@ -437,7 +436,8 @@ def _trace_doc(item: pytest.Item, failure: BaseException, status: Status) -> dic
         "message": str(failure),
         "adapter_options": adapter_options(item.config),
         **getattr(failure, "backend", {}),
-        "calls": [r.to_json() for r in getattr(failure, "trace", [])],
+        # Bytes as they are: trace.dump writes large ones into the trace's data file.
+        "calls": [r.to_json(raw=True) for r in getattr(failure, "trace", [])],
     }
 
 
@@ -447,7 +447,7 @@ def _write_trace(item: pytest.Item, doc: dict[str, Any]) -> Path | None:
     if path is None:
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1))
+    trace.dump(doc, path)
     return path
 
 

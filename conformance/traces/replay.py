@@ -272,11 +272,14 @@ def _replay_one(
         # The call answered (the model judged it): its outputs are in the step's record.
         got = step.record.code
         tr.learn(call, now=step.record.outputs)
+    if failure is None:
+        # A call the profile allows takes one line, so that a long trace with one wrong
+        # read replays in a screenful: the wrong call's block is what the reader wants.
+        same = "as recorded" if got == call.code else f"recorded {_code(call.code)}"
+        return f"{label}  -> {_code(got)}, {same}: ok"
     text = f"{label}\n    backend {_code(got)}; recorded {_code(call.code)}"
     if step is not None:
         text += f"; allowed {step.judgement.allowed_text()}"
-    if failure is None:
-        return text + "\n    ok"
     for v in failure.violations:
         broken.append(v.requirement or "unattributed")
         text += "\n    MISMATCH " + v.render().replace("\n", "\n    ")

@@ -44,7 +44,14 @@ from .reproducer_source import source
 from .trace import Trace
 from .trace import opened_during
 
-__all__ = ["EMBED_LIMIT", "PRELUDE_FILE", "TIMER_MS", "ReproducerError", "generate"]
+__all__ = [
+    "EMBED_LIMIT",
+    "PRELUDE_FILE",
+    "TIMER_MS",
+    "ReproducerError",
+    "generate",
+    "generate_files",
+]
 
 TIMER_MS = 5
 """Milliseconds after which a gate opened by a timer in the recorded run is opened."""
@@ -68,7 +75,20 @@ def _model(trace: Trace) -> Model:
 
 
 def generate(trace: Trace) -> str:
-    """The C source of the reproducer of ``trace`` (ReproducerError if it cannot be made)."""
+    """The C source of the reproducer of ``trace`` (ReproducerError if it cannot be made,
+    or needs a data file: see :func:`generate_files`)."""
+    text, _data = _generate(trace, None)
+    return text
+
+
+def generate_files(trace: Trace, data_file: str) -> tuple[str, bytes]:
+    """The C source of the reproducer of ``trace`` and the contents of its data file
+    (empty: it needs none), which the program reads from ``data_file`` (or the path given
+    as its first argument): the arrays too large to embed in its text."""
+    return _generate(trace, data_file)
+
+
+def _generate(trace: Trace, data_file: str | None) -> tuple[str, bytes]:
     if not trace.fixtures:
         raise ReproducerError(f"trace {trace.path}: it names no fixture variables")
     model = _model(trace)
@@ -135,4 +155,5 @@ def generate(trace: Trace) -> str:
             prog.body.append(
                 f"    /* #{r.call.number} is complete here; its bytes are not checked */"
             )
-    return source(trace, prog, baselines)
+    text = source(trace, prog, baselines, data_file)
+    return text, b"".join(prog.file_data)

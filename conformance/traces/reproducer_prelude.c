@@ -62,6 +62,22 @@ MAYBE_UNUSED static void check_bytes(const char *call, const unsigned char *got,
     printf("\n");
 }
 
+/* Data too large to embed, read from the data file written beside the program (its path:
+   the program's first argument, else the one it was written to); NULL if it cannot be. */
+MAYBE_UNUSED static unsigned char *read_data_file(const char *path, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = (unsigned char *)malloc(size ? size : 1);
+    if (f == NULL || buf == NULL || fread(buf, 1, size, f) != size || fgetc(f) != EOF) {
+        printf("cannot read the %zu bytes of data of this program from %s\n", size, path);
+        if (f != NULL) fclose(f);
+        free(buf);
+        return NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
 /* The gate: a host function that holds its stream until the program opens it. */
 typedef struct {
     pthread_mutex_t mu;

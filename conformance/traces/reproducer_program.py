@@ -10,6 +10,7 @@ the checks of return codes and bytes.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from acl_conformance.conformance.harness.handles import CREATES
@@ -25,7 +26,11 @@ from acl_conformance.reference_impl.record import CallRecord
 from .trace import Trace
 
 EMBED_LIMIT = 8 << 20
-"""Bytes of data (sources, expected values, starting contents) one program may embed."""
+"""Bytes of data (sources, expected values, starting contents) one program embeds in its
+text; the rest goes to its data file."""
+
+FILE_THRESHOLD = 64 << 10
+"""An array larger than this goes to the program's data file, not its text."""
 
 STATIC_TYPES = {
     "stream": ("aclrtStream", "NULL"),
@@ -50,6 +55,11 @@ class ReproducerError(Exception):
 def c_string(text: str) -> str:
     """``text`` as a C string literal on one line."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def c_comment(text: str) -> str:
+    """``text`` safe inside a C comment, on one line."""
+    return text.replace("*/", "* /").replace("\n", " ")
 
 
 def bytes_literal(data: bytes) -> str:
@@ -88,19 +98,41 @@ class Program:
         self.body: list[str] = []
         self.embedded = 0
         self.n_data = 0
+        self.file_data: list[bytes] = []
+        """The data file's contents, in order: arrays too large to embed (each once)."""
+        self.file_size = 0
+        self.loads: list[tuple[str, int]] = []
+        """(C name, offset in the data file) of each array the program reads from it."""
+        self._in_file: dict[bytes, str] = {}
 
     # -- data -------------------------------------------------------------
     def embed(self, data: bytes, what: str) -> str:
-        """The name of a new static array holding ``data``."""
+        """The name of a new array holding ``data`` (``what`` names it in a comment): a
+        static one in the text, or, past :data:`FILE_THRESHOLD` or :data:`EMBED_LIMIT` in
+        all, a pointer into the data file the program reads at its start (each distinct
+        array once)."""
+        if len(data) > FILE_THRESHOLD or self.embedded + len(data) > EMBED_LIMIT:
+            return self._from_file(data, what)
         self.embedded += len(data)
-        if self.embedded > EMBED_LIMIT:
-            raise ReproducerError(
-                f"trace {self.trace.path}: more than {EMBED_LIMIT >> 20} MiB of data to embed "
-                f"(at {what}); replay it instead (acl-conformance replay)"
-            )
         name = f"data{self.n_data}"
         self.n_data += 1
         self.data.append(f"static const unsigned char {name}[{len(data)}] = {bytes_literal(data)};")
+        return name
+
+    def _from_file(self, data: bytes, what: str) -> str:
+        key = hashlib.sha256(data).digest()
+        name = self._in_file.get(key)
+        if name is not None:
+            return name
+        name = self._in_file[key] = f"data{self.n_data}"
+        self.n_data += 1
+        self.data.append(
+            f"static const unsigned char *{name} = NULL; /* {len(data)} bytes at "
+            f"{self.file_size} of the data file: {c_comment(what)} */"
+        )
+        self.loads.append((name, self.file_size))
+        self.file_data.append(data)
+        self.file_size += len(data)
         return name
 
     # -- values -----------------------------------------------------------
@@ -188,7 +220,8 @@ class Program:
             arrays = [self.embed(bytes(v), label) for v in values]
             table = ", ".join(arrays)
             self.body.append(
-                f"    {{ static const unsigned char *const v[] = {{{table}}}; "
+                # Not static: an array read from the data file is known at run time only.
+                f"    {{ const unsigned char *const v[] = {{{table}}}; "
                 f"check_bytes({c_string(label)}, (const unsigned char *){dst} + {a - offset}, "
                 f"{a}, {b - a}, v, {len(arrays)}); }}"
             )

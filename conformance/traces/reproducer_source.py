@@ -19,6 +19,8 @@ from acl_conformance.reference_impl.calls import render_call
 from acl_conformance.reference_impl.constants import MemcpyKind
 
 from .reproducer_program import Program
+from .reproducer_program import ReproducerError
+from .reproducer_program import c_string
 from .trace import Trace
 
 PRELUDE_FILE = "reproducer_prelude.c"
@@ -36,8 +38,10 @@ def prelude() -> str:
     return resources.files(__package__).joinpath(PRELUDE_FILE).read_text("utf-8")
 
 
-def source(trace: Trace, prog: Program, baselines: Baselines) -> str:
-    """The whole program: ``prog``'s body run after the variables are prepared."""
+def source(trace: Trace, prog: Program, baselines: Baselines, data_file: str | None = None) -> str:
+    """The whole program: ``prog``'s body run after the variables are prepared; the arrays
+    too large to embed are read from ``data_file`` (the program's first argument names
+    another; ReproducerError when there are some and no file is named)."""
     init = render_call("init", {})
     lines = [
         "/*",
@@ -67,11 +71,23 @@ def source(trace: Trace, prog: Program, baselines: Baselines) -> str:
     lines += prog.decls
     lines.append("")
     lines += prog.data
+    lines += ["", "int main(int argc, char **argv)" if prog.loads else "int main(void)", "{"]
+    lines.append("    aclError ret;")
+    if prog.loads:
+        if data_file is None:
+            raise ReproducerError(
+                f"trace {trace.path}: the program needs a data file beside it for its "
+                f"{prog.file_size} bytes of large data: write it to a file (-o FILE)"
+            )
+        lines += [
+            "    /* The large data (sources, expected bytes, starting contents), from the data",
+            "       file written beside this program, or the file named as its argument. */",
+            f"    const char *data_path = argc > 1 ? argv[1] : {c_string(data_file)};",
+            f"    unsigned char *data_file = read_data_file(data_path, {prog.file_size});",
+            "    if (data_file == NULL) return 100;",
+            *(f"    {name} = data_file + {at};" for name, at in prog.loads),
+        ]
     lines += [
-        "",
-        "int main(void)",
-        "{",
-        "    aclError ret;",
         f"    ret = {init};",
         f'    if (ret != ACL_SUCCESS) {{ printf("{init} returned %d\\n", (int)ret); return 100; }}',
         "#ifdef ACL_CONFORMANCE_REGISTER_VARIABLES",

@@ -7,6 +7,14 @@ made (the contract's snake_case names, arguments, return code, outputs, host
 thread), the backend's fixture variables (name, size, the address it gave as
 the symbol), its capabilities and the handle it offered as garbage.
 
+Bytes (the data a call wrote into host memory, what a read brought back) are kept
+inline as hex up to :data:`INLINE_LIMIT` bytes; larger values go to a binary *data
+file* beside the trace (``X.trace.json`` -> ``X.trace.data``, named by the trace's
+``data_file``), each distinct value once, zlib-compressed where that is smaller, and
+named in the JSON by where it lies and its SHA-256 (``{"data": {...}}``): a trace of
+a 16 MiB copy stays about the size of its data, never twice it in hex.
+:func:`dump` writes a trace document so; :func:`load` reads both forms.
+
 Handles and addresses differ from run to run: :class:`~.handles.Handles` maps a
 recorded value onto the run at hand (or names it in C), a symbol (or a pointer
 inside one) by the variable's name, a host pointer by the buffer it points into,
@@ -16,7 +24,9 @@ streams, events and gates by the call that created them.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +38,10 @@ from acl_conformance.reference_impl.record import CallRecord
 
 TRACE_FORMAT = "acl-conformance-trace/1"
 """The format (and its version) a trace file names; ``trace_schema.py`` describes it."""
+
+
+INLINE_LIMIT = 4096
+"""Bytes of one value a trace file keeps inline, as hex; larger ones go to its data file."""
 
 
 class TraceError(Exception):
@@ -79,6 +93,7 @@ class Trace:
         one line, if it cannot be used)."""
         if not isinstance(doc, dict) or not isinstance(doc.get("calls"), list):
             raise TraceError(f"trace {path}: not an acl-conformance trace (no list of calls)")
+        side = _side_file(doc, path)
         calls = []
         for k, c in enumerate(doc["calls"]):
             try:
@@ -87,6 +102,8 @@ class Trace:
                     raise TraceError(
                         f"trace {path}: call {k + 1} is {name!r}, not a call of the contract"
                     )
+                if side is not None:
+                    c = _with_data(c, side, path, k)
                 calls.append(CallRecord.from_json(c))
             except (KeyError, TypeError, ValueError) as exc:
                 raise TraceError(f"trace {path}: call {k + 1} is malformed ({exc!r})") from None
@@ -123,6 +140,100 @@ def _capabilities(doc: Any, path: str) -> Capabilities | None:
                     f"trace {path}: capability {name}={value!r} is malformed"
                 ) from None
     return Capabilities(**given)
+
+
+def data_file(path: Path) -> Path:
+    """The data file of the trace file at ``path``: its name with ``.data`` for ``.json``."""
+    return path.with_name(path.name.removesuffix(".json") + ".data")
+
+
+def dump(doc: dict[str, Any], path: Path) -> None:
+    """Write the trace document ``doc`` to ``path``: values of bytes (raw, or as
+    ``{"hex": ...}``) up to :data:`INLINE_LIMIT` inline as hex, larger ones into the data
+    file beside it (each distinct value once)."""
+    side = data_file(path)
+    stored: dict[str, dict[str, Any]] = {}
+    with side.open("wb") as f:
+
+        def value(v: Any) -> Any:
+            if isinstance(v, dict) and set(v) == {"hex"} and len(v["hex"]) > 2 * INLINE_LIMIT:
+                v = bytes.fromhex(v["hex"])
+            if not isinstance(v, (bytes, bytearray, memoryview)):
+                return v
+            raw = bytes(v)
+            if len(raw) <= INLINE_LIMIT:
+                return {"hex": raw.hex()}
+            digest = hashlib.sha256(raw).hexdigest()
+            ref = stored.get(digest)
+            if ref is None:
+                packed = zlib.compress(raw, 1)
+                small = len(packed) < len(raw)
+                body = packed if small else raw
+                ref = {"at": f.tell(), "size": len(raw), "stored": len(body), "zlib": small}
+                ref["sha256"] = digest
+                f.write(body)
+                stored[digest] = ref
+            return {"data": dict(ref)}
+
+        calls = [
+            {
+                **c,
+                "args": {k: value(v) for k, v in dict(c.get("args") or {}).items()},
+                "outputs": {k: value(v) for k, v in dict(c.get("outputs") or {}).items()},
+            }
+            for c in doc.get("calls") or []
+        ]
+    out = {k: v for k, v in doc.items() if k not in ("calls", "data_file")}
+    if stored:
+        out["data_file"] = side.name
+    else:
+        side.unlink()
+    out["calls"] = calls
+    path.write_text(json.dumps(out, indent=1), encoding="utf-8")
+
+
+def _side_file(doc: dict[str, Any], path: str) -> bytes | None:
+    """The bytes of the data file a trace document names (None: it names none)."""
+    name = doc.get("data_file")
+    if name is None:
+        return None
+    side = Path(path).parent / str(name)
+    try:
+        return side.read_bytes()
+    except OSError as exc:
+        raise TraceError(
+            f"trace {path}: its data file {side} cannot be read ({exc.strerror or exc})"
+        ) from None
+
+
+def _with_data(call: Any, side: bytes, path: str, k: int) -> Any:
+    """``call`` (a trace document's) with each value kept in the data file read back."""
+    if not isinstance(call, dict):
+        return call
+
+    def value(v: Any) -> Any:
+        if not (isinstance(v, dict) and set(v) == {"data"}):
+            return v
+        ref = v["data"]
+        try:
+            at, size, n = int(ref["at"]), int(ref["size"]), int(ref["stored"])
+            body = side[at : at + n]
+            raw = zlib.decompress(body) if ref.get("zlib") else body
+            ok = len(raw) == size and hashlib.sha256(raw).hexdigest() == ref["sha256"]
+        except (KeyError, TypeError, ValueError, zlib.error):
+            ok = False
+        if not ok:
+            raise TraceError(
+                f"trace {path}: call {k + 1} names bytes its data file does not hold "
+                "(a data file of another trace, or one cut short)"
+            )
+        return raw
+
+    return {
+        **call,
+        "args": {a: value(v) for a, v in dict(call.get("args") or {}).items()},
+        "outputs": {a: value(v) for a, v in dict(call.get("outputs") or {}).items()},
+    }
 
 
 def load(path: str | Path) -> Trace:

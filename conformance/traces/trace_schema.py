@@ -26,19 +26,44 @@ from .trace import TRACE_FORMAT
 
 SCHEMA_FILE = "trace-1.schema.json"
 
-_BYTES = {
+_DATA = {
     "type": "object",
-    "required": ["hex"],
-    "properties": {"hex": {"type": "string"}},
+    "required": ["at", "size", "stored", "sha256"],
+    "properties": {
+        "at": {"type": "integer", "minimum": 0},
+        "size": {"type": "integer", "minimum": 0},
+        "stored": {"type": "integer", "minimum": 0},
+        "zlib": {"type": "boolean"},
+        "sha256": {"type": "string"},
+    },
     "additionalProperties": False,
+}
+"""Bytes kept in the trace's data file: where (``at``, ``stored`` bytes, zlib-compressed
+or not), how many once read back (``size``) and their SHA-256."""
+
+_BYTES = {
+    "oneOf": [
+        {
+            "type": "object",
+            "required": ["hex"],
+            "properties": {"hex": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "required": ["data"],
+            "properties": {"data": _DATA},
+            "additionalProperties": False,
+        },
+    ]
 }
 
 _VALUE = {"oneOf": [{"type": ["integer", "boolean", "string", "null"]}, {"$ref": "#/$defs/bytes"}]}
 
 
 def _arg(name: str, ctype: str) -> dict[str, Any]:
-    """What a recorded argument holds: text for a C string, bytes (as hex) for the data
-    written into host memory, a number (NULL as 0 or null) for everything else."""
+    """What a recorded argument holds: text for a C string, bytes (as hex, or kept in the
+    data file) for the data written into host memory, a number (NULL as 0 or null) for everything else."""
     if ctype == "const char*":
         return {"type": ["string", "null"]}
     if name == "data":
@@ -108,6 +133,7 @@ def generate() -> dict[str, Any]:
             },
             "capabilities": {"type": ["object", "null"]},
             "invalid_handle": {"type": ["integer", "null"]},
+            "data_file": {"type": "string"},
             "calls": {"type": "array", "items": {"$ref": "#/$defs/call"}},
         },
         "$defs": {"value": _VALUE, "bytes": _BYTES, "call": call},

@@ -39,6 +39,10 @@
  *                  ACL_DOUBLE_BUG_KIND_UNCHECKED     the To-symbol copies take any kind
  *                  ACL_DOUBLE_BUG_PAGEABLE_LATE      a pageable copy is deferred to the
  *                                                    stream and reads its source late
+ *                  ACL_DOUBLE_BUG_LARGE_PAGEABLE_DROPS  a pageable aclrtMemcpyToSymbolAsync
+ *                                                    of more than 8 MiB is copied 4 KiB page
+ *                                                    by page, the last byte of each page left
+ *                                                    out (the variable keeps its old byte)
  *   faults         ACL_DOUBLE_FAULT_SEGV_ON=<fn>     the exported function <fn> segfaults
  *                  ACL_DOUBLE_FAULT_HANG_SYNC        aclrtSynchronizeStream never returns
  *                  ACL_DOUBLE_FAULT_STREAM_LIMIT=<n> after <n> streams created in the process
@@ -764,6 +768,9 @@ static const char *variant_text(void)
 #ifdef ACL_DOUBLE_BUG_PAGEABLE_LATE
            " bug=pageable-late"
 #endif
+#ifdef ACL_DOUBLE_BUG_LARGE_PAGEABLE_DROPS
+           " bug=large-pageable-drops"
+#endif
 #ifdef ACL_DOUBLE_FAULT_SEGV_ON
            " fault=segv-on-" STR(ACL_DOUBLE_FAULT_SEGV_ON)
 #endif
@@ -1483,6 +1490,16 @@ static aclError copy_on_stream(void *dst, const void *src, size_t count, aclrtSt
         return stream_enqueue(s, t, NULL);
     }
     wait_seq(s, stream_issued(s), -1); /* pageable: drain the stream, then copy */
+#ifdef ACL_DOUBLE_BUG_LARGE_PAGEABLE_DROPS
+    if (host_side == src && count > ((size_t)8 << 20)) {
+        /* the planted bug: staged 4 KiB page by page, the last byte of each page left out */
+        for (size_t at = 0; at < count; at += 4096) {
+            size_t n = count - at < 4096 ? count - at : 4096;
+            memcpy((uint8_t *)dst + at, (const uint8_t *)src + at, n == 4096 ? n - 1 : n);
+        }
+        return ACL_SUCCESS;
+    }
+#endif
     memcpy(dst, src, count);
     return ACL_SUCCESS;
 }

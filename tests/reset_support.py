@@ -25,6 +25,46 @@ class Resetting(Simulator):
     isolation = "reset"
 
 
+class ZeroedOnReset(Resetting):
+    """A device whose context, after an aclrtResetDevice ended it, starts zero-filled
+    (legal: DEVICE-RESET-CONTENTS), and that counts the bytes each aclrtMemcpyToSymbol
+    and aclrtMemcpyFromSymbol moves (:attr:`moved`: (call, count) in order)."""
+
+    def __init__(self, zero: str = "1", **options: Any) -> None:
+        super().__init__(**options)
+        self.zero = zero == "1"
+        """Off (``zero=0``): a new context starts from the initial pattern, as the
+        simulator's does."""
+        self.zero_next: set[int] = set()
+        self.moved: list[tuple[str, int]] = []
+
+    def reset_device(self, device_id: int) -> int:
+        had = self._devices.context_of(device_id) is not None
+        code = super().reset_device(device_id)
+        if self.zero and had and self._devices.context_of(device_id) is None:
+            self.zero_next.add(device_id)
+        return code
+
+    def set_device(self, device_id: int) -> int:
+        code = super().set_device(device_id)
+        if code == 0 and device_id in self.zero_next:
+            self.zero_next.discard(device_id)
+            ctx = self._devices.current()
+            assert ctx is not None
+            ctx.memory[:] = 0
+        return code
+
+    def memcpy_to_symbol(self, symbol: int, src: int, count: int, offset: int, kind: int) -> int:
+        self.moved.append(("to", count))
+        return super().memcpy_to_symbol(symbol, src, count, offset, kind)
+
+    def memcpy_from_symbol(
+        self, dst: int, dst_max: int, symbol: int, count: int, offset: int, kind: int
+    ) -> int:
+        self.moved.append(("from", count))
+        return super().memcpy_from_symbol(dst, dst_max, symbol, count, offset, kind)
+
+
 class StreamsRunOut(Simulator):
     """aclrtCreateStream fails with 207008 once the instance has created ``limit`` streams
     (default 3), destroyed ones included: legal in any harness that creates fewer."""

@@ -13,6 +13,13 @@ to a known state through the contract after each (``conformance/harness/reset.py
   charged to a requirement and naming the call, and the instance is replaced; a reset the
   suite cannot make is no failure of the backend, and the instance is replaced too; the
   count of instances and the list of restarts say why; so do a crash and a hang;
+- a device reset costs no fresh instance: each variable of the reset device that the
+  instance read is read once and compared with its first-read bytes, only what differs
+  is rewritten (a device that zero-fills its variables on a reset gets them back; one
+  that gives back the starting bytes costs one read of g_arr16m), a variable no harness
+  read is left as the reset left it, and the reset's reads are judged (a wrong one is
+  the test's failure, charged); the instance's aclrtSetDevice references are brought
+  back down to one;
 - the same through the agent: one agent process serves harness after harness, and an
   agent that dies in its reset is replaced;
 - through the plugin: a test that fails on a reused instance and passes on fresh ones
@@ -122,14 +129,19 @@ def test_without_the_rewrite_the_next_harness_sees_the_write(
 
 
 def test_the_references_the_reset_takes_are_counted(suite: Suite) -> None:
-    """The reset makes each device it rewrites current (aclrtSetDevice, a reference each):
-    the next harness's model counts them, so that as many aclrtResetDevice calls as it
-    counts end the device's context (a stream created there is destroyed with it)."""
+    """The reset brings each device's aclrtSetDevice references down to one (however many
+    the harnesses took) and makes device 0 current (one more): the next harness's model
+    counts them, so that as many aclrtResetDevice calls as it counts end the device's
+    context (a stream created there is destroyed with it)."""
+    for _ in range(3):
+        with suite.harness() as h:
+            h.call("set_device", device_id=1)
+            h.call("set_device", device_id=1)
+            _write(h)  # a write on device 1: the reset rewrites it there
     with suite.harness() as h:
-        h.call("set_device", device_id=1)
-        _write(h)  # a write on device 1: the reset rewrites it there
-    with suite.harness() as h:
-        assert h.model.device_references(1) >= 2  # this harness's one, the reset's one
+        # device 1: the one left; device 0: that one, the reset's and this harness's
+        assert h.model.device_references(1) == 1
+        assert h.model.device_references(0) == 3
         h.call("set_device", device_id=1)
         s = h.stream()
         h.call("set_device", device_id=0)
@@ -245,20 +257,27 @@ def test_a_wrong_answer_in_the_reset_is_the_tests_failure(
     assert restart["charged"] and restart["requirement"] == f.requirement, restart
 
 
-def test_a_failed_reset_starts_a_fresh_instance(suite: Suite) -> None:
-    """A reset the suite cannot make (bytes it would rewrite were never read from this
-    backend) is no failure of the backend: the instance is replaced, the count says why,
-    and the restart is listed as charged to nothing, with why."""
+def test_a_failed_reset_starts_a_fresh_instance(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reset the suite cannot make (the run declines its rewrite: a call in the same
+    situation hung earlier) is no failure of the backend: the instance is replaced, the
+    count says why, and the restart is listed as charged to nothing, with why."""
     first = suite.adapter()
+    hung = {"requirement": "TOSYMBOL-SYNC", "call": "aclrtMemcpyToSymbol", "what": "hung"}
     with suite.harness() as h:
         _write(h)
-        h.ledger.writes.append(Written(1, h.fixtures["g_arr4k"].address, 0, 4))
-    assert len(suite.reset_failures) == 1 and "never read" in suite.reset_failures[0]
+        monkeypatch.setattr(
+            h.backend,
+            "would_hang",
+            lambda name, args: hung if name == "memcpy_to_symbol" else None,
+        )
+    assert len(suite.reset_failures) == 1 and "not made" in suite.reset_failures[0]
     with suite.harness() as h:
         assert h.adapter is not first
     assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
     (restart,) = suite.restarts_listed
-    assert not restart["charged"] and "never read" in restart["why"], restart
+    assert not restart["charged"] and "not made" in restart["why"], restart
 
 
 def test_a_reset_that_hangs_is_a_timeout_and_starts_a_fresh_instance() -> None:
@@ -302,6 +321,126 @@ def test_a_crash_or_a_hang_starts_a_fresh_instance(
         h.call("stream_query", stream=0)
     suite.adapter()
     assert suite.instances_started == Counter({"start": 1, reason: 1}) and not suite.reset_failures
+
+
+# -- large variables and device resets --------------------------------------------------------------
+BIG = "g_arr16m"
+MIB16 = 16 << 20
+
+
+def _reset_device(h: Harness, device: int) -> None:
+    """End ``device``'s context (as many aclrtResetDevice as it holds references, from the
+    other device), then set it again."""
+    h.call("set_device", device_id=1 - device)
+    for _ in range(h.model.device_references(device)):
+        h.call("reset_device", device_id=device)
+    h.call("set_device", device_id=device)
+
+
+def _writes_big_then_resets(suite: Suite) -> bytes:
+    """A harness writes four bytes of g_arr16m on device 1, then resets device 1 (g_arr1m,
+    never read there, included): what it first read of g_arr16m there."""
+    with suite.harness() as h:
+        h.call("set_device", device_id=1)
+        src = h.pageable(4, b"\x01\x02\x03\x04")
+        ops.to_symbol(h, BIG, src, count=4, offset=1000)
+        _reset_device(h, 1)
+        return h.first_reads[(1, BIG)]
+
+
+def test_differing_runs_are_whole_blocks() -> None:
+    block = 4096
+    want = bytes(range(256)) * (3 * block // 256) + b"\x07" * 10
+    now = bytearray(want)
+    now[5] ^= 1  # block 0
+    now[2 * block + 1] ^= 1  # block 2
+    now[3 * block + 9] ^= 1  # the short last block
+    assert reset.differing_runs(bytes(now), want) == [(0, block), (2 * block, 3 * block + 10)]
+    assert reset.differing_runs(want, want) == []
+    assert reset.differing_runs(want[:100], want) == [(100, len(want))]
+
+
+@pytest.mark.parametrize("rewrite", [True, False])
+def test_a_device_reset_is_undone_without_a_fresh_instance(
+    monkeypatch: pytest.MonkeyPatch, rewrite: bool
+) -> None:
+    """A harness wrote part of g_arr16m and reset the device, whose next context starts
+    zero-filled: the reset reads g_arr16m (the instance read it first), rewrites what
+    differs, and the next harness reads the starting bytes there, on the same instance
+    (g_arr1m, which no harness read there, is left as the device reset left it).  The
+    control: with nothing rewritten, the next harness reads zeros, and the suite replaces
+    the instance."""
+    if not rewrite:
+        monkeypatch.setattr(reset, "_rewrite", lambda *args: None)
+    suite = _suite("ZeroedOnReset")
+    try:
+        first = suite.adapter()
+        start = _writes_big_then_resets(suite)
+        with suite.harness() as h:
+            h.call("set_device", device_id=1)
+            after = h.observe(BIG, offset=0, count=MIB16)
+            assert h.adapter is first
+        if rewrite:
+            assert after == start
+            assert suite.instances_started == Counter({"start": 1}), suite.reset_failures
+            assert not suite.reset_failures
+        else:
+            assert after == bytes(MIB16)
+            (why,) = suite.reset_failures
+            assert "g_arr16m on device 1" in why and "held other bytes" in why, why
+    finally:
+        suite.close()
+
+
+def test_a_device_reset_that_restores_the_starting_bytes_costs_one_read() -> None:
+    """The device gives its variables their starting bytes back on a reset (as the bundled
+    backends do): the reset reads g_arr16m once and rewrites none of it."""
+    suite = _suite("ZeroedOnReset", zero="0")
+    try:
+        inner = suite.adapter().inner
+        with suite.harness() as h:
+            h.call("set_device", device_id=1)
+            src = h.pageable(4, b"\x01\x02\x03\x04")
+            ops.to_symbol(h, BIG, src, count=4, offset=1000)
+            _reset_device(h, 1)
+            inner.moved.clear()
+        # (the read of g_arr4k, whole, reads its neighbour g_arr1m first: 1 MiB)
+        large = [(call, n) for call, n in inner.moved if n >= 1 << 20]
+        assert sorted(large) == [("from", 1 << 20), ("from", MIB16)], large
+        assert suite.instances_started == Counter({"start": 1}) and not suite.reset_failures
+    finally:
+        suite.close()
+
+
+def test_a_wrong_read_of_a_large_variable_in_the_reset_is_charged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reset's read of g_arr16m after a device reset (the harness's starting read of
+    it) is judged as a test's call is: a read the profile does not allow is the test's
+    failure, charged to a requirement, and the instance is replaced."""
+    suite = _suite("ZeroedOnReset")
+    try:
+        first = suite.adapter()
+        with suite.harness() as h:
+            h.observe(BIG, device=1)  # the instance reads it: later resets restore it
+        with pytest.raises(ConformanceFailure) as caught, suite.harness() as h:
+            h.call("set_device", device_id=1)
+            _reset_device(h, 1)
+            real = first.inner.memcpy_from_symbol
+
+            def fails_large(**kw: int) -> int:
+                return 100000 if kw["count"] >= MIB16 else real(**kw)
+
+            monkeypatch.setattr(first.inner, "memcpy_from_symbol", fails_large)
+        f = caught.value
+        assert f.requirement is not None and "aclrtMemcpyFromSymbol(" in str(f), str(f)
+        with suite.harness() as h:
+            assert h.adapter is not first
+        assert suite.instances_started == Counter({"start": 1, "failed reset": 1})
+        (restart,) = suite.restarts_listed
+        assert restart["charged"], restart
+    finally:
+        suite.close()
 
 
 # -- through the agent ------------------------------------------------------------------------------

@@ -14,23 +14,37 @@ used and released its streams, events, registrations and buffers.  Then the rese
 3. rewrites each range with the bytes the suite first read there from this backend
    (aclrtMemcpyToSymbol from pageable memory), reads it back (aclrtMemcpyFromSymbol into
    memory filled with other bytes first, so that a read that wrote nothing shows) and
-   compares (:func:`restore`);
-4. makes device 0 current again.
+   compares (:func:`restore`).  A variable of a device the harness reset is read first
+   and compared with those bytes (a backend that gives a variable back its starting
+   bytes on a reset, as the bundled ones do, costs one read); only the runs that differ
+   are rewritten and read back;
+4. brings each device's aclrtSetDevice references down to one (aclrtResetDevice), and
+   makes device 0 current again.
 
 Only what may have changed is rewritten: an example that wrote four bytes of a 16 MiB
 variable costs a four-byte rewrite, and one that wrote nothing costs one aclrtSetDevice.
+
+A variable that no harness read from this instance on a device is left as it is: the
+instance has no bytes of it to restore, and none are needed.  No harness relied on its
+contents (a copy into a variable is always preceded by a read of it: ``variables.py``),
+so whatever a device reset (DEVICE-RESET-CONTENTS: anything) or a stray copy (already
+the harness's failure) left there is what the next harness reads first, and that read
+becomes the instance's starting point for it.  So the large variables (g_arr1m,
+g_arr16m) cost nothing unless a harness uses them, and a harness that resets a device
+does not cost a fresh instance.
 
 The calls go through the harness's one judged path (``Harness.call``), as a test's do:
 a call that does not answer is a hang charged to the requirement its success stands
 for, one that raises is a crash, an answer the profile does not allow (a read-back that
 differs from the rewrite included) is a failure, each the test's own, and the backend
-is dropped.  A call the run declines, a refusal the profile allows, or bytes that must
-be rewritten but were never read from this backend: the reset fails, with one line that
-says why, and the suite starts a fresh backend for the next harness.
+is dropped.  A call the run declines or a refusal the profile allows: the reset fails,
+with one line that says why, and the suite starts a fresh backend for the next harness.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Mapping
 
 from acl_conformance.adapters.base import FixtureVariable
@@ -52,6 +66,13 @@ to the last is rewritten in one copy (fewer calls: the bytes between hold their 
 values, so rewriting them too changes nothing)."""
 
 _INVERT = bytes(b ^ 0xFF for b in range(256))
+
+_BLOCK = 4096
+"""Bytes compared at once when a variable read is compared with its starting bytes."""
+
+Look = Callable[[int, str], bytes]
+"""Read variable ``name`` whole on ``device`` (the calling thread's current device) through
+the harness's judged path, and return what it holds."""
 
 
 class ResetFailed(Exception):
@@ -105,24 +126,86 @@ def restore(
     fixtures: Mapping[str, FixtureVariable],
     initial: Mapping[tuple[int, str], bytes],
     ranges: Ranges,
-) -> None:
+    devices_reset: Collection[int] = (),
+    look: Look | None = None,
+    references: Callable[[], Mapping[int, int]] | None = None,
+) -> list[str]:
     """Rewrite ``ranges`` with the ``initial`` bytes and read them back, then make device 0
     current; every call through ``call``, the harness's judged path (``Harness.call``): a
     read-back that differs from what was rewritten is the model's to charge, a hang, a
-    crash or an answer the profile does not allow is raised as the test's own.  Raises
-    ResetFailed when the reset cannot be made (bytes never read from this backend, a call
-    declined or refused with a code the profile allows)."""
-    missing = [f"{name} on device {d}" for d, name in sorted(ranges) if (d, name) not in initial]
-    if missing:
-        raise ResetFailed(
-            f"{', '.join(missing)} may have been written but was never read from this backend"
-        )
+    crash or an answer the profile does not allow is raised as the test's own.
+
+    On a device of ``devices_reset`` (whose variables ``ranges`` hold whole), each
+    variable is first read through ``look`` and compared with its ``initial`` bytes; only
+    the runs that differ are rewritten.  A variable with no ``initial`` bytes (never read
+    from this instance) is left as it is (the module's docstring says why).  Returns
+    those, ``"<variable> on device <d>"`` each.
+
+    ``references``: the aclrtSetDevice references each device holds now; each device
+    that holds more than one is brought down to one (aclrtResetDevice), so that the
+    count an instance holds does not grow with the harnesses it served (a test that
+    ends a device's context resets as many times as the count says) and no context
+    ends.  Raises ResetFailed when the reset cannot be made (a call declined or refused
+    with a code the profile allows)."""
+    left = [f"{name} on device {d}" for d, name in sorted(ranges) if (d, name) not in initial]
+    wanted = {key: spans for key, spans in ranges.items() if key in initial}
     try:
-        if ranges:
-            _rewrite(call, fixtures, initial, ranges)
+        if look is not None:
+            wanted = _differing(call, initial, wanted, set(devices_reset), look)
+        if wanted:
+            _rewrite(call, fixtures, initial, wanted)
+        for d, n in sorted((references() if references is not None else {}).items()):
+            for _ in range(n - 1):
+                _ok(call("reset_device", {"device_id": d}), f"aclrtResetDevice({d})")
         _ok(call("set_device", {"device_id": 0}), "aclrtSetDevice(0)")
     except Declined as exc:
         raise ResetFailed(f"a call was not made: {exc}") from None
+    return left
+
+
+def _differing(
+    call: Call,
+    initial: Mapping[tuple[int, str], bytes],
+    ranges: Ranges,
+    devices_reset: set[int],
+    look: Look,
+) -> Ranges:
+    """``ranges``, where those of a device of ``devices_reset`` are the runs in which the
+    variable, read now through ``look``, differs from its ``initial`` bytes."""
+    out: Ranges = {}
+    for device in sorted({d for d, _ in ranges}):
+        checked = device in devices_reset
+        if checked:
+            _ok(call("set_device", {"device_id": device}), f"aclrtSetDevice({device})")
+        for (d, name), spans in sorted(ranges.items()):
+            if d != device:
+                continue
+            if not checked:
+                out[(d, name)] = spans
+                continue
+            runs = differing_runs(look(d, name), initial[(d, name)])
+            if runs:
+                out[(d, name)] = _merged(runs)
+    return out
+
+
+def differing_runs(now: bytes, want: bytes) -> list[tuple[int, int]]:
+    """The ranges [start, end) where ``now`` differs from ``want``, in blocks of
+    :data:`_BLOCK` bytes (rewriting the equal bytes of a block with their own values
+    changes nothing), sorted; bytes of ``want`` past the end of ``now`` differ."""
+    runs: list[tuple[int, int]] = []
+    n = min(len(now), len(want))
+    for lo in range(0, n, _BLOCK):
+        hi = min(lo + _BLOCK, n)
+        if now[lo:hi] == want[lo:hi]:
+            continue
+        if runs and runs[-1][1] == lo:
+            runs[-1] = (runs[-1][0], hi)
+        else:
+            runs.append((lo, hi))
+    if len(now) < len(want):
+        runs.append((n, len(want)))
+    return runs
 
 
 def _rewrite(
@@ -179,6 +262,16 @@ def _rewrite(
                 _ok(call("memcpy_from_symbol", read), f"aclrtMemcpyFromSymbol reading back {where}")
     for p in (src, dst):
         _ok(call("free_pageable", {"ptr": p}), "free")
+
+
+def free(call: Call, addresses: list[int]) -> None:
+    """free() each of ``addresses`` (pageable memory the reset's reads allocated); raises
+    ResetFailed when one is not made or does not succeed."""
+    try:
+        for p in addresses:
+            _ok(call("free_pageable", {"ptr": p}), "free")
+    except Declined as exc:
+        raise ResetFailed(f"a call was not made: {exc}") from None
 
 
 def _ok(r: CallRecord, what: str) -> None:

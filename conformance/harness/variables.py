@@ -41,6 +41,13 @@ class Scratch:
         self._largest = min(BASELINE_LIMIT, max((f.size for f in fixtures.values()), default=0))
         self._buffers: dict[int, HostBuffer] = {}
 
+    def forget(self) -> list[HostBuffer]:
+        """The buffers handed out so far, forgotten (they were freed, or are about to be:
+        the next read allocates anew)."""
+        buffers = list(self._buffers.values())
+        self._buffers.clear()
+        return buffers
+
     def buffer(self, thread: int, need: int = BASELINE_LIMIT) -> HostBuffer:
         """Host thread ``thread``'s scratch buffer, of at least ``need`` bytes."""
         buf = self._buffers.get(thread)

@@ -52,6 +52,7 @@ from acl_conformance.conformance.harness.failure import Declined
 from acl_conformance.conformance.harness.hangs import CallLimit
 from acl_conformance.conformance.harness.harness import Harness
 from acl_conformance.conformance.harness.runstate import RunState
+from acl_conformance.conformance.harness.teardown import Call
 from acl_conformance.reference_impl.evidence import Tally
 
 from . import settings
@@ -497,10 +498,25 @@ class Suite:
         else:
             ranges = reset.plan(h.ledger, h.fixtures)
             h.stage = "the suite's reset of the backend for the next test"
+            # The clean-up freed the scratch buffers: a read the reset makes allocates
+            # its own, freed at its end.
+            h.scratch.forget()
+            call: Call = lambda name, args: h.call(name, **args)  # noqa: E731
             try:
                 reset.restore(
-                    lambda name, args: h.call(name, **args), h.fixtures, self._initial, ranges
+                    call,
+                    h.fixtures,
+                    self._initial,
+                    ranges,
+                    h.ledger.devices_reset,
+                    _looker(h),
+                    lambda: {d: h.model.device_references(d) for d in h.adapter.references()},
                 )
+                reset.free(call, [b.address for b in h.scratch.forget()])
+                # Variables the reset read for the first time (a device reset's): what
+                # they hold now is what the next harness will read first.
+                for key, data in h.first_reads.items():
+                    self._initial.setdefault(key, data)
             except reset.ResetFailed as exc:
                 problem = str(exc)
             except (Exception, unittest.SkipTest) as exc:  # judged: a hang, crash or failure
@@ -524,6 +540,21 @@ class Suite:
             except Exception as exc:
                 problems.append(str(exc) if isinstance(exc, BackendCrash) else repr(exc))
         return "; ".join(problems) or None
+
+
+def _looker(h: Harness) -> reset.Look:
+    """How the reset reads a variable whole through ``h``'s judged path: the harness's
+    starting read of it when it has not read it yet (one read, not a starting read and
+    then another), else aclrtMemcpyFromSymbol."""
+
+    def look(device: int, name: str) -> bytes:
+        read_before = (device, name) in h.first_reads
+        h.baselines.learn(h.thread_no(), device, h.fixtures[name])
+        if not read_before and (device, name) in h.first_reads:
+            return h.first_reads[(device, name)]
+        return h.observe(name)
+
+    return look
 
 
 def _restart(reason: str, cause: BaseException | str | None, charged: bool) -> dict[str, Any]:

@@ -71,7 +71,7 @@ globals().update(shards(SingleDeviceMachine, 8, pytest.mark.requirement(*COPY_RE
 globals().update(
     shards(
         MultiDeviceMachine,
-        2,
+        4,
         pytest.mark.needs(devices=2),
         pytest.mark.requirement(
             "DEVICE-INSTANCE", "DEVICE-CURRENT", "STREAM-FOREIGN-DEVICE", "GETSYMBOL-ADDRESS"

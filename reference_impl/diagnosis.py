@@ -142,7 +142,13 @@ def diagnose(
             cause[0] if cause is not None else None,
             by.label if by is not None else None,
         )
-    elif any(_source_now_explains(state, w, m) for w in done if w.mode == "pageable"):
+    elif any(
+        # (overwritten since, or not: a copy that ran late, reading its source late, may
+        # also land after a later copy over the same bytes)
+        _source_now_explains(state, w, m)
+        for w in [*var.retired, *done]
+        if w.mode == "pageable"
+    ):
         charge = charging.pageable_source_reused()
     elif any(_rejected_explains(r, m) for r in rejected):
         r = next(r for r in rejected if _rejected_explains(r, m))

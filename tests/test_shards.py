@@ -265,8 +265,15 @@ def test_three_merged_shards_are_the_unsharded_run(
         # differing from the unsharded run's by what their runs differed.
         drift = sum(checks(shard_tests[i]) - checks(whole_tests[i]) for i in varying)
         assert row_m["checks"] == row_w["checks"] + drift, rid
-        # What sizes and odd offsets the checks rested on: the same, merged from the shards.
-        assert _extents(row_m) == _extents(row_w), rid
+        # What sizes and odd offsets the checks rested on: the same, merged from the shards
+        # (but for a requirement a varying test carries: a machine whose steps depend on
+        # timing may draw its large copies elsewhere in one run than in the other).
+        if not any(
+            rid in (t["tally"].get("coverage") or {})
+            for i in varying
+            for t in (whole_tests[i], shard_tests[i])
+        ):
+            assert _extents(row_m) == _extents(row_w), rid
 
     # One shard alone: its rows are the requirements of its tests, and it has no verdict.
     report = _json(runs / "s1" / "report.json")

@@ -114,12 +114,8 @@ def reproducer_against_the_double(source: Path, work: Path) -> tuple[bool, str]:
         lib = build.build_double(build.double_defines(spec))
         exe = work / f"repro-{name}"
         made = subprocess.run(
-            [*cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
-             "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{build.INCLUDE_DIR}", str(source),
-             "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread"],
-            capture_output=True,
-            text=True,
-        )  # fmt: skip
+            build.reproducer_command(cc, source, exe, lib), capture_output=True, text=True
+        )
         if made.returncode != 0:
             return False, f"the reproducer does not compile: {made.stderr[-800:]}"
         ran = subprocess.run(

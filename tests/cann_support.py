@@ -144,10 +144,6 @@ def compile_program(cc: Sequence[str], source: Path, exe: Path, lib: Path) -> No
     from acl_conformance.adapters.cann import build
 
     proc = subprocess.run(
-        [*cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
-         "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{build.INCLUDE_DIR}", str(source),
-         "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread"],
-        capture_output=True,
-        text=True,
-    )  # fmt: skip
+        build.reproducer_command(cc, source, exe, lib), capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]

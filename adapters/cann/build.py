@@ -204,6 +204,17 @@ def c_compiler() -> list[str]:
     return _tool("CC", ("cc", "gcc", "clang"), "C")
 
 
+def reproducer_command(cc: Sequence[str], source: Path, exe: Path, lib: Path) -> list[str]:
+    """The command that compiles the C reproducer ``source`` into ``exe`` with compiler
+    ``cc``, warnings as errors, against the bundled headers and the library ``lib`` (the C
+    double, or a vendor's), which it finds again at run time."""
+    return [
+        *cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
+        "-DACL_CONFORMANCE_REGISTER_VARIABLES", f"-I{INCLUDE_DIR}", str(source),
+        "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}", "-pthread",
+    ]  # fmt: skip
+
+
 def cxx_compiler() -> list[str]:
     return _tool("CXX", ("c++", "g++", "clang++"), "C++")
 
